@@ -1,0 +1,1 @@
+"""PyManus: a general-purpose autonomous AI agent."""

@@ -1,0 +1,97 @@
+"""The model protocol: messages and tool definitions in, one assistant message out."""
+
+from __future__ import annotations
+
+import abc
+from collections.abc import AsyncIterator, Sequence
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from pymanus.messages import Message, Usage
+
+FinishReason = Literal["stop", "tool_calls", "length", "content_filter", "error"]
+
+
+class ToolDefinition(BaseModel):
+    """What a model is told about one tool: its name, description and JSON Schema."""
+
+    name: str
+    description: str = ""
+    parameters: dict[str, Any] = Field(default_factory=lambda: {"type": "object", "properties": {}})
+
+    def to_wire(self) -> dict[str, Any]:
+        """The chat-completions ``tools`` entry for this tool."""
+        return {
+            "type": "function",
+            "function": {"name": self.name, "description": self.description, "parameters": self.parameters},
+        }
+
+
+class ModelSettings(BaseModel):
+    """Per-request sampling and transport settings; ``None`` means the model's default."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    temperature: float | None = None
+    top_p: float | None = None
+    max_tokens: int | None = None
+    seed: int | None = None
+    stop: list[str] | None = None
+    timeout: float | None = None
+    parallel_tool_calls: bool | None = None
+
+
+class ModelResponse(BaseModel):
+    """One model answer: the assistant message, why generation stopped, and its usage."""
+
+    message: Message
+    finish_reason: FinishReason | None = None
+    usage: Usage = Field(default_factory=Usage)
+    model_name: str = ""
+
+
+class TextChunk(BaseModel):
+    """A piece of assistant text streamed before the response is complete."""
+
+    text: str
+
+
+StreamItem = TextChunk | ModelResponse
+
+
+class Model(abc.ABC):
+    """A chat model PyManus can drive.
+
+    Implementations answer :meth:`request`; :meth:`stream` by default yields the whole
+    text as one chunk, then the response. ``context_window`` is the number of tokens the
+    model accepts (``None`` when unknown).
+    """
+
+    name: str = "model"
+    context_window: int | None = None
+    vision: bool = False
+
+    @abc.abstractmethod
+    async def request(
+        self, messages: Sequence[Message], tools: Sequence[ToolDefinition], settings: ModelSettings
+    ) -> ModelResponse:
+        """Send the conversation and return the model's next message."""
+
+    async def stream(
+        self, messages: Sequence[Message], tools: Sequence[ToolDefinition], settings: ModelSettings
+    ) -> AsyncIterator[StreamItem]:
+        """Yield :class:`TextChunk` items as text arrives, then the :class:`ModelResponse`."""
+        response = await self.request(messages, tools, settings)
+        if response.message.text:
+            yield TextChunk(text=response.message.text)
+        yield response
+
+    def count_tokens(self, messages: Sequence[Message]) -> int:
+        """Estimate the prompt tokens of ``messages`` (models with a tokenizer override this)."""
+        from pymanus.context.tokens import estimate_messages_tokens
+
+        return estimate_messages_tokens(messages)
+
+    async def aclose(self) -> None:
+        """Release connections or other resources held by the model."""
