@@ -93,5 +93,5 @@ class Model(abc.ABC):
 
         return estimate_messages_tokens(messages)
 
-    async def aclose(self) -> None:
+    async def aclose(self) -> None:  # noqa: B027 - optional hook, most models hold nothing
         """Release connections or other resources held by the model."""

@@ -1,0 +1,1 @@
+"""The tools PyManus ships with."""

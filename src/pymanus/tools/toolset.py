@@ -1,0 +1,121 @@
+"""The toolset: the registry of tools offered to the model, and how calls are run."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from pymanus.messages import ToolCall
+from pymanus.models.base import ToolDefinition
+from pymanus.tools.tool import ArgumentsError, Tool, ToolContext, ToolResult, tool
+
+logger = logging.getLogger("pymanus.tools")
+
+Failure = Literal["unknown_tool", "bad_arguments", "error"]
+
+
+@dataclass(frozen=True)
+class ToolOutcome:
+    """One executed call: the call, its result, and how it went."""
+
+    call: ToolCall
+    result: ToolResult
+    arguments: dict[str, Any] | None
+    """The validated arguments, or ``None`` when they were invalid."""
+    failure: Failure | None
+    duration: float
+
+
+class Toolset:
+    """An ordered set of tools with unique names."""
+
+    def __init__(self, tools: Iterable[Tool | Callable[..., Any]] = ()) -> None:
+        self._tools: dict[str, Tool] = {}
+        for item in tools:
+            self.add(item)
+
+    def add(self, item: Tool | Callable[..., Any]) -> Tool:
+        """Add a tool (a plain function is wrapped with ``@tool``); names must be unique."""
+        new = item if isinstance(item, Tool) else tool(item)
+        if new.name in self._tools:
+            raise ValueError(f"two tools are named {new.name!r}; tool names must be unique")
+        self._tools[new.name] = new
+        return new
+
+    def get(self, name: str) -> Tool | None:
+        """The tool called ``name``, if offered."""
+        return self._tools.get(name)
+
+    def without(self, *names: str) -> Toolset:
+        """A copy of this toolset without the named tools."""
+        return Toolset(t for t in self._tools.values() if t.name not in names)
+
+    @property
+    def names(self) -> list[str]:
+        """The tool names, in order."""
+        return list(self._tools)
+
+    def definitions(self) -> list[ToolDefinition]:
+        """What the model is told about every tool."""
+        return [t.definition for t in self._tools.values()]
+
+    def __iter__(self) -> Iterator[Tool]:
+        return iter(self._tools.values())
+
+    def __len__(self) -> int:
+        return len(self._tools)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._tools
+
+    async def run_calls(self, calls: list[ToolCall], context: ToolContext) -> list[ToolOutcome]:
+        """Run the calls of one model response; outcomes come back in call order.
+
+        The calls run concurrently when every tool involved is ``parallel_safe``,
+        otherwise one after another.
+        """
+        parallel = len(calls) > 1 and all((t := self._tools.get(c.name)) is None or t.parallel_safe for c in calls)
+        if parallel:
+            return list(await asyncio.gather(*(self.run_call(c, context) for c in calls)))
+        return [await self.run_call(c, context) for c in calls]
+
+    async def run_call(self, call: ToolCall, context: ToolContext) -> ToolOutcome:
+        """Validate and run one call; every failure becomes an error result for the model."""
+        started = time.perf_counter()
+        target = self._tools.get(call.name)
+        arguments: dict[str, Any] | None = None
+        failure: Failure | None = None
+        if target is None:
+            failure = "unknown_tool"
+            result = ToolResult.error(
+                f"There is no tool named `{call.name}`. Available tools: {', '.join(self._tools) or 'none'}."
+            )
+        else:
+            try:
+                arguments = target.validate(call.arguments)
+            except ArgumentsError as exc:
+                failure = "bad_arguments"
+                result = ToolResult.error(str(exc))
+            else:
+                result = await target.run(arguments, context)
+                if result.is_error:
+                    failure = "error"
+        duration = time.perf_counter() - started
+        logger.info(
+            "tool call %s %s",
+            call.name,
+            "failed" if failure else "ok",
+            extra={
+                "run_id": context.run_id,
+                "step": context.step,
+                "tool": call.name,
+                "call_id": call.id,
+                "failure": failure,
+                "duration_s": round(duration, 4),
+            },
+        )
+        return ToolOutcome(call=call, result=result, arguments=arguments, failure=failure, duration=duration)
