@@ -1,0 +1,1 @@
+"""The agent: its loop, events, limits and result."""

@@ -1,0 +1,146 @@
+"""``Agent``: the public entry point of a run."""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import uuid
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from pymanus.agent.events import Event, RunFinished
+from pymanus.agent.loop import Run, RunLimits, RunSpec
+from pymanus.agent.result import RunResult
+from pymanus.models.base import Model, ModelSettings
+from pymanus.tools.builtin.terminate import terminate
+from pymanus.tools.tool import Tool, ToolContext
+from pymanus.tools.toolset import Toolset
+
+DEFAULT_SYSTEM_PROMPT = (
+    "You are PyManus, an autonomous agent that completes the user's task by calling tools. "
+    "Think about what is needed, call the tools that do it, read their results, and go on until the task "
+    "is done. When it is done, call `terminate` with status \"success\" and your final answer for the "
+    "user; if it cannot be done, call `terminate` with status \"failure\" and say why."
+)
+
+
+class Agent:
+    """An autonomous agent: a model, tools, and the limits of its runs.
+
+    Args:
+        model: a :class:`~pymanus.models.Model`, or a model string (``"openai:gpt-4o-mini"``,
+            ``"local:qwen2.5-coder-1.5b"``, ``"local:/path/model.gguf"``); ``None`` takes the
+            configured model, else the embedded default.
+        tools: the tools offered, as ``@tool`` objects or plain functions.
+        system_prompt: replaces the default instructions.
+        next_step_prompt: a reminder sent after every step (not kept in the history).
+        max_steps: steps before the run ends in error.
+        timeout: wall-clock seconds for a whole run.
+        max_repeats: identical calls (same tool and arguments) that end a run as stuck.
+        terminate_tool: offer the ``terminate`` tool (the usual way to finish).
+        finish_on_text: a reply without tool calls is the final answer; when False the
+            model is reminded to call a tool and the run goes on.
+        stream: stream model output (``TextDelta`` events) when the model supports it.
+        settings: sampling settings for every request.
+        workspace: the folder tools work in; passed to tools in their context.
+        deps: any object the application wants its tools to see (``ToolContext.deps``).
+    """
+
+    def __init__(
+        self,
+        model: Model | str | None = None,
+        *,
+        tools: Sequence[Tool | Callable[..., Any]] = (),
+        system_prompt: str | None = None,
+        next_step_prompt: str | None = None,
+        max_steps: int = 30,
+        timeout: float | None = None,
+        max_repeats: int = 3,
+        terminate_tool: bool = True,
+        finish_on_text: bool = True,
+        stream: bool = False,
+        settings: ModelSettings | None = None,
+        workspace: str | Path | None = None,
+        deps: Any = None,
+    ) -> None:
+        if max_steps < 1:
+            raise ValueError("max_steps must be at least 1")
+        self.toolset = Toolset(tools)
+        if terminate_tool and "terminate" not in self.toolset:
+            self.toolset.add(terminate)
+        self._model_spec = model
+        self._model: Model | None = model if isinstance(model, Model) else None
+        self.system_prompt = system_prompt or DEFAULT_SYSTEM_PROMPT
+        self.next_step_prompt = next_step_prompt
+        self.limits = RunLimits(max_steps=max_steps, timeout=timeout, max_repeats=max_repeats)
+        self.finish_on_text = finish_on_text
+        self.stream = stream
+        self.settings = settings or ModelSettings()
+        self.workspace = Path(workspace) if workspace is not None else Path("workspace")
+        self.deps = deps
+        self._closers: list[Callable[[], Awaitable[None]]] = []
+
+    def on_close(self, closer: Callable[[], Awaitable[None]]) -> None:
+        """Register a coroutine function :meth:`aclose` awaits (e.g. to stop tool processes)."""
+        self._closers.append(closer)
+
+    @property
+    def model(self) -> Model:
+        """The model, resolved from its string on first use."""
+        if self._model is None:
+            from pymanus.models.resolve import resolve_model
+
+            spec = self._model_spec
+            if spec is None:
+                from pymanus.config import Settings
+
+                spec = Settings.load().model.name
+            self._model = resolve_model(spec)
+        return self._model
+
+    def start(self, task: str) -> Run:
+        """Prepare a run of ``task``: drive it with ``run.events()``, then read ``run.result()``."""
+        context = ToolContext(run_id=uuid.uuid4().hex[:12], workspace=self.workspace.resolve(), deps=self.deps)
+        spec = RunSpec(
+            model=self.model,
+            toolset=self.toolset,
+            system_prompt=self.system_prompt,
+            next_step_prompt=self.next_step_prompt,
+            settings=self.settings,
+            limits=self.limits,
+            finish_on_text=self.finish_on_text,
+            stream=self.stream,
+            context=context,
+        )
+        return Run(spec=spec, task=task)
+
+    async def iter(self, task: str) -> AsyncIterator[Event]:
+        """Run ``task``, yielding every event; the last one is :class:`RunFinished`."""
+        run = self.start(task)
+        async for event in run.events():
+            yield event  # type: ignore[misc]
+
+    async def run(self, task: str) -> RunResult:
+        """Run ``task`` to the end and return its result."""
+        run = self.start(task)
+        async for event in run.events():
+            if isinstance(event, RunFinished):
+                break
+        return run.result()
+
+    async def aclose(self) -> None:
+        """Release what the agent holds (model connections, tool processes)."""
+        for closer in self._closers:
+            await closer()
+        if self._model is not None:
+            await self._model.aclose()
+
+    def run_sync(self, task: str) -> RunResult:
+        """Blocking :meth:`run`, for scripts; inside a running loop (a notebook) it runs in a thread."""
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            return asyncio.run(self.run(task))
+        with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
+            return pool.submit(asyncio.run, self.run(task)).result()

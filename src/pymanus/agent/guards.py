@@ -1,0 +1,59 @@
+"""The limits that keep a run bounded: repeated calls and failing tools."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from dataclasses import dataclass, field
+
+from pymanus.tools.toolset import ToolOutcome
+
+REPEAT_HINT = (
+    "\n\n[Note: you already made this exact call (same tool, same arguments) and got this result. "
+    "Repeating it will not change anything: use the result, try a different approach, "
+    "or call `terminate` if the task is done.]"
+)
+
+
+def canonical_call(name: str, arguments: dict[str, object] | str) -> str:
+    """A key equal for two calls of one tool with the same arguments, in any key order."""
+    if isinstance(arguments, str):
+        try:
+            arguments = json.loads(arguments)
+        except json.JSONDecodeError:
+            return f"{name}:{arguments.strip()}"
+    return f"{name}:{json.dumps(arguments, sort_keys=True, separators=(',', ':'), default=str)}"
+
+
+@dataclass
+class RepeatGuard:
+    """Counts identical calls; the first repeat earns a hint, ``max_repeats`` ends the run."""
+
+    max_repeats: int = 3
+    _seen: Counter[str] = field(default_factory=Counter)
+
+    def observe(self, outcome: ToolOutcome) -> int:
+        """Record a call; return how many times this exact call has now been made."""
+        key = canonical_call(outcome.call.name, outcome.arguments or outcome.call.arguments)
+        self._seen[key] += 1
+        return self._seen[key]
+
+    def exhausted(self, count: int) -> bool:
+        """Whether a call made ``count`` times should end the run."""
+        return self.max_repeats > 0 and count >= self.max_repeats
+
+
+@dataclass
+class FailureGuard:
+    """Counts failed calls in a row per tool; a tool past its retry budget ends the run."""
+
+    _streaks: Counter[str] = field(default_factory=Counter)
+
+    def observe(self, outcome: ToolOutcome, budget: int) -> bool:
+        """Record an outcome; return True when the tool has failed more than ``budget`` times in a row."""
+        name = outcome.call.name
+        if outcome.failure is None:
+            self._streaks[name] = 0
+            return False
+        self._streaks[name] += 1
+        return self._streaks[name] > budget

@@ -1,0 +1,266 @@
+"""The think → act → observe loop of one run.
+
+A :class:`Run` owns one conversation and drives it until a termination condition:
+the ``terminate`` tool, a reply without tool calls (when allowed), the step limit,
+the wall-clock limit, a stuck or failing agent, or a model error. Every change of
+state is announced as an event.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import AsyncIterator, Awaitable
+from dataclasses import dataclass, field
+from typing import TypeVar
+
+from pymanus.agent.events import (
+    ModelRequest,
+    ModelResponded,
+    RunFinished,
+    RunStarted,
+    RunState,
+    StepFinished,
+    TextDelta,
+    ToolCallFinished,
+    ToolCallStarted,
+)
+from pymanus.agent.guards import REPEAT_HINT, FailureGuard, RepeatGuard
+from pymanus.agent.result import RunResult
+from pymanus.errors import ModelError
+from pymanus.messages import Message, Usage
+from pymanus.models.base import Model, ModelResponse, ModelSettings, TextChunk
+from pymanus.tools.tool import ToolContext
+from pymanus.tools.toolset import ToolOutcome, Toolset
+
+logger = logging.getLogger("pymanus.agent")
+T = TypeVar("T")
+
+NO_TOOL_CALL_NUDGE = (
+    "You replied without calling a tool. Continue the task with a tool call, "
+    "or call `terminate` with your final answer if the task is done."
+)
+
+
+@dataclass
+class RunLimits:
+    """The bounds of one run."""
+
+    max_steps: int = 30
+    timeout: float | None = None
+    """Wall-clock seconds for the whole run (``None``: no limit)."""
+    max_repeats: int = 3
+    """Identical calls that end the run as stuck; the first repeat only earns a hint."""
+
+
+@dataclass
+class RunSpec:
+    """Everything a run needs, fixed before it starts."""
+
+    model: Model
+    toolset: Toolset
+    system_prompt: str
+    next_step_prompt: str | None
+    settings: ModelSettings
+    limits: RunLimits
+    finish_on_text: bool
+    stream: bool
+    context: ToolContext
+
+
+@dataclass
+class Run:
+    """One run of the loop; iterate :meth:`events` to drive it."""
+
+    spec: RunSpec
+    task: str
+    messages: list[Message] = field(default_factory=list)
+    state: RunState = RunState.IDLE
+    usage: Usage = field(default_factory=Usage)
+    step: int = 0
+    output: str = ""
+    reason: str = ""
+    _deadline: float | None = None
+
+    @property
+    def run_id(self) -> str:
+        """The id of this run."""
+        return self.spec.context.run_id
+
+    def result(self) -> RunResult:
+        """The run's result as it stands."""
+        return RunResult(
+            run_id=self.run_id,
+            state=self.state,
+            output=self.output,
+            reason=self.reason,
+            steps=self.step,
+            usage=self.usage,
+            messages=list(self.messages),
+            workspace=str(self.spec.context.workspace),
+        )
+
+    async def events(self) -> AsyncIterator[object]:
+        """Run the loop, yielding an event at every change."""
+        spec = self.spec
+        self.state = RunState.RUNNING
+        self.messages = [Message.system(spec.system_prompt), Message.user(self.task)]
+        yield RunStarted(
+            run_id=self.run_id,
+            task=self.task,
+            model=spec.model.name,
+            workspace=str(spec.context.workspace),
+            tools=spec.toolset.names,
+        )
+        if spec.limits.timeout is not None:
+            self._deadline = asyncio.get_running_loop().time() + spec.limits.timeout
+        try:
+            async for event in self._steps():
+                yield event
+        except TimeoutError:
+            self._end(RunState.ERROR, "timeout", f"The run hit its time limit of {spec.limits.timeout:g} s.")
+        except ModelError as exc:
+            self._end(RunState.ERROR, "model_error", f"The model request failed: {exc}")
+        if self.state is RunState.RUNNING:  # the steps ran out
+            self._end(RunState.ERROR, "max_steps", f"The run reached its limit of {spec.limits.max_steps} steps.")
+        logger.info(
+            "run finished: %s (%s)",
+            self.state.value,
+            self.reason,
+            extra={"run_id": self.run_id, "step": self.step, "state": self.state.value, "reason": self.reason},
+        )
+        yield RunFinished(
+            run_id=self.run_id,
+            step=self.step,
+            state=self.state,
+            output=self.output,
+            reason=self.reason,
+            usage=self.usage,
+        )
+
+    def _end(self, state: RunState, reason: str, output: str) -> None:
+        self.state, self.reason, self.output = state, reason, output
+
+    async def _steps(self) -> AsyncIterator[object]:
+        spec = self.spec
+        repeats = RepeatGuard(spec.limits.max_repeats)
+        failures = FailureGuard()
+        for step in range(1, spec.limits.max_steps + 1):
+            self.step = spec.context.step = step
+            response: ModelResponse | None = None
+            async for item in self._ask_model():
+                if isinstance(item, ModelResponse):
+                    response = item
+                else:
+                    yield item
+            assert response is not None  # _ask_model always ends with the response
+            message = response.message
+            self.messages.append(message)
+            if not message.tool_calls:
+                if spec.finish_on_text:
+                    self._end(RunState.FINISHED, "final_answer", message.text)
+                    return
+                self.messages.append(Message.user(NO_TOOL_CALL_NUDGE))
+                yield StepFinished(run_id=self.run_id, step=step, usage=self.usage)
+                continue
+
+            for call in message.tool_calls:
+                yield ToolCallStarted(run_id=self.run_id, step=step, call=call)
+            outcomes = await self._bounded(spec.toolset.run_calls(message.tool_calls, spec.context))
+            for outcome in outcomes:
+                content = outcome.result.content
+                times = repeats.observe(outcome)
+                if times == 2 and isinstance(content, str):
+                    content += REPEAT_HINT
+                self.messages.append(Message.tool(outcome.call.id, outcome.call.name, content))
+                yield self._finished_event(outcome, content if isinstance(content, str) else outcome.result.text)
+                tool = spec.toolset.get(outcome.call.name)
+                budget = tool.max_retries if tool is not None else 3
+                if failures.observe(outcome, budget):
+                    self._end(
+                        RunState.ERROR,
+                        "tool_failures",
+                        f"`{outcome.call.name}` failed {budget + 1} times in a row; last error: {outcome.result.text}",
+                    )
+                elif repeats.exhausted(times) and self.state is RunState.RUNNING:
+                    self._end(
+                        RunState.ERROR,
+                        "stuck",
+                        f"The agent repeated the same `{outcome.call.name}` call {times} times without progress.",
+                    )
+                elif outcome.result.end_run is not None and self.state is RunState.RUNNING:
+                    done = outcome.result.end_run == "success"
+                    self._end(RunState.FINISHED if done else RunState.ERROR, "terminate", outcome.result.text)
+            yield StepFinished(run_id=self.run_id, step=step, usage=self.usage)
+            if self.state is not RunState.RUNNING:
+                return
+
+    def _finished_event(self, outcome: ToolOutcome, text: str) -> ToolCallFinished:
+        return ToolCallFinished(
+            run_id=self.run_id,
+            step=self.step,
+            call_id=outcome.call.id,
+            name=outcome.call.name,
+            content=text,
+            is_error=outcome.result.is_error,
+            duration=outcome.duration,
+        )
+
+    async def _ask_model(self) -> AsyncIterator[object]:
+        """Send the conversation; yield text deltas, then the :class:`ModelResponse`."""
+        spec = self.spec
+        request = self.messages
+        if spec.next_step_prompt and self.step > 1:
+            request = [*self.messages, Message.user(spec.next_step_prompt)]
+        tools = spec.toolset.definitions()
+        yield ModelRequest(run_id=self.run_id, step=self.step, model=spec.model.name, messages=request)
+        started = time.perf_counter()
+        if spec.stream:
+            response = None
+            stream = aiter(spec.model.stream(request, tools, spec.settings))
+            while response is None:
+                try:
+                    item = await self._bounded(anext(stream))
+                except StopAsyncIteration:
+                    raise ModelError(f"{spec.model.name} ended its stream without a response") from None
+                if isinstance(item, TextChunk):
+                    yield TextDelta(run_id=self.run_id, step=self.step, text=item.text)
+                else:
+                    response = item
+        else:
+            response = await self._bounded(spec.model.request(request, tools, spec.settings))
+        self.usage = self.usage + response.usage
+        logger.info(
+            "model call %s",
+            spec.model.name,
+            extra={
+                "run_id": self.run_id,
+                "step": self.step,
+                "model": spec.model.name,
+                "finish_reason": response.finish_reason,
+                "prompt_tokens": response.usage.prompt_tokens,
+                "completion_tokens": response.usage.completion_tokens,
+                "tool_calls": len(response.message.tool_calls),
+                "duration_s": round(time.perf_counter() - started, 4),
+            },
+        )
+        yield ModelResponded(
+            run_id=self.run_id,
+            step=self.step,
+            message=response.message,
+            finish_reason=response.finish_reason,
+            usage=response.usage,
+        )
+        yield response
+
+    async def _bounded(self, awaitable: Awaitable[T]) -> T:
+        """Await within the run's wall-clock limit.
+
+        The limit wraps each await rather than the whole generator: a timeout scope
+        must never span a ``yield``, or its cancellation would land in the consumer.
+        """
+        if self._deadline is None:
+            return await awaitable
+        async with asyncio.timeout_at(self._deadline):
+            return await awaitable

@@ -1,0 +1,1 @@
+"""The ``pymanus`` command line."""

@@ -1,0 +1,113 @@
+"""``pymanus``: run a task from the command line.
+
+Exit codes: 0 the run finished; 1 it ended in error or hit a limit; 2 a usage or
+configuration error (one line on stderr).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+
+from pymanus.agent.events import RunFinished, RunState
+from pymanus.agent.result import RunResult
+from pymanus.config import Settings
+from pymanus.errors import ConfigError, PyManusError
+
+app = typer.Typer(
+    name="pymanus",
+    help="PyManus: an autonomous agent that plans, calls tools and loops until the task is done.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+
+
+def _fail_usage(message: str) -> typer.Exit:
+    typer.echo(f"pymanus: error: {message}", err=True)
+    return typer.Exit(2)
+
+
+@app.command()
+def run(
+    task: Annotated[str, typer.Argument(help="The task, in plain language.")],
+    model: Annotated[str | None, typer.Option("--model", "-m", help="openai:<model> or local:<pack|path.gguf>")] = None,
+    workspace: Annotated[Path | None, typer.Option("--workspace", "-w", help="Folder the agent works in.")] = None,
+    max_steps: Annotated[int | None, typer.Option("--max-steps", min=1, help="Step limit.")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object with the result.")] = False,
+    verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Show full model input and output.")] = False,
+    config: Annotated[Path | None, typer.Option("--config", help="Config file (default: ./pymanus.toml).")] = None,
+) -> None:
+    """Run TASK to the end, showing live progress."""
+    try:
+        settings = Settings.load(
+            path=config,
+            overrides={
+                "model": {"name": model},
+                "agent": {"workspace": str(workspace) if workspace else None, "max_steps": max_steps},
+            },
+        )
+        from pymanus.agent.manus import build_manus_agent
+
+        agent = build_manus_agent(settings)
+    except ConfigError as exc:
+        raise _fail_usage(str(exc)) from None
+
+    if verbose:
+        logging.basicConfig(level=logging.INFO, stream=sys.stderr, format="%(levelname)s %(name)s: %(message)s")
+    console = Console(stderr=as_json, highlight=False)
+    try:
+        result = asyncio.run(_run_with_progress(agent, task, console, verbose))
+    except ConfigError as exc:
+        raise _fail_usage(str(exc)) from None
+    except PyManusError as exc:
+        typer.echo(f"pymanus: error: {exc}", err=True)
+        raise typer.Exit(1) from None
+    except KeyboardInterrupt:
+        typer.echo("pymanus: interrupted", err=True)
+        raise typer.Exit(130) from None
+
+    if as_json:
+        typer.echo(json.dumps(result.summary(), ensure_ascii=False))
+    elif result.output:
+        console.print()
+        console.print(result.output, markup=False, highlight=False)
+    raise typer.Exit(0 if result.state is RunState.FINISHED else 1)
+
+
+async def _run_with_progress(agent: object, task: str, console: Console, verbose: bool) -> RunResult:
+    from pymanus.agent.agent import Agent
+    from pymanus.cli.render import ProgressView
+
+    assert isinstance(agent, Agent)
+    run = agent.start(task)
+    try:
+        with ProgressView(console, verbose=verbose) as view:
+            async for event in run.events():
+                view.show(event)
+                if isinstance(event, RunFinished):
+                    break
+    finally:
+        await agent.aclose()
+    return run.result()
+
+
+def _add_models_commands() -> None:
+    from pymanus.cli.models_cmd import models_app
+
+    app.add_typer(models_app, name="models", help="List, install and locate the embedded model packs.")
+
+
+_add_models_commands()
+
+
+def main() -> None:
+    """Console-script entry point."""
+    app()

@@ -1,0 +1,153 @@
+"""Settings from the config file, the environment and flags (in rising precedence).
+
+The file is ``pymanus.toml`` in the working directory, else
+``~/.config/pymanus/config.toml``. Environment: ``PYMANUS_MODEL``,
+``PYMANUS_WORKSPACE``, ``OPENAI_BASE_URL``, ``OPENAI_API_KEY``.
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from pymanus.errors import ConfigError
+
+DEFAULT_MODEL = "local:qwen2.5-coder-1.5b"
+CONFIG_FILE_NAME = "pymanus.toml"
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class ModelConfig(_Section):
+    """``[model]``: which model, and how to reach it."""
+
+    name: str = DEFAULT_MODEL
+    base_url: str = ""
+    api_key: str = ""
+    context_window: int | None = Field(default=None, gt=0)
+    vision: bool = False
+    request_timeout: float = Field(default=60.0, gt=0)
+    fallback: list[str] = Field(default_factory=list)
+
+    @field_validator("name")
+    @classmethod
+    def _known_prefix(cls, value: str) -> str:
+        if not value.startswith(("openai:", "local:")) or value.endswith(":"):
+            raise ValueError(f"{value!r} is not a model string; use 'openai:<model>' or 'local:<pack or .gguf path>'")
+        return value
+
+
+class AgentConfig(_Section):
+    """``[agent]``: limits and the workspace."""
+
+    max_steps: int = Field(default=30, ge=1)
+    workspace: str = "./workspace"
+    timeout: float | None = Field(default=None, gt=0)
+
+
+class SandboxConfig(_Section):
+    """``[sandbox]``: how model-written code is isolated."""
+
+    backend: Literal["auto", "bwrap", "none"] = "auto"
+    shell: bool = False
+    shell_allow: list[str] = Field(default_factory=list)
+    read_only_roots: list[str] = Field(default_factory=list)
+
+
+class WebConfig(_Section):
+    """``[web]``: what the web tools may reach."""
+
+    allow_domains: list[str] = Field(default_factory=list)
+    search_docs: str = ""
+    searxng_url: str = ""
+
+
+class Settings(_Section):
+    """All settings of PyManus."""
+
+    model: ModelConfig = Field(default_factory=ModelConfig)
+    agent: AgentConfig = Field(default_factory=AgentConfig)
+    sandbox: SandboxConfig = Field(default_factory=SandboxConfig)
+    web: WebConfig = Field(default_factory=WebConfig)
+    source: str | None = Field(default=None, exclude=True)
+    """The config file these settings were read from, if any."""
+
+    @classmethod
+    def load(
+        cls,
+        *,
+        path: Path | None = None,
+        env: Mapping[str, str] | None = None,
+        overrides: Mapping[str, Mapping[str, Any]] | None = None,
+        cwd: Path | None = None,
+    ) -> Settings:
+        """Read the config file, apply the environment, then ``overrides`` (the flags).
+
+        ``overrides`` maps section to keys, e.g. ``{"agent": {"max_steps": 5}}``;
+        ``None`` values are ignored.
+        """
+        env = os.environ if env is None else env
+        file = path if path is not None else find_config_file(cwd or Path.cwd())
+        data: dict[str, dict[str, Any]] = _read_toml(file) if file is not None else {}
+
+        for variable, (section, key) in _ENV_KEYS.items():
+            if env.get(variable):
+                data.setdefault(section, {})[key] = env[variable]
+        for section, values in (overrides or {}).items():
+            for key, value in values.items():
+                if value is not None:
+                    data.setdefault(section, {})[key] = value
+        try:
+            settings = cls.model_validate(data)
+        except ValidationError as exc:
+            raise ConfigError(_describe(exc, file)) from None
+        settings.source = str(file) if file is not None else None
+        return settings
+
+
+_ENV_KEYS = {
+    "PYMANUS_MODEL": ("model", "name"),
+    "PYMANUS_WORKSPACE": ("agent", "workspace"),
+    "OPENAI_BASE_URL": ("model", "base_url"),
+    "OPENAI_API_KEY": ("model", "api_key"),
+}
+
+
+def find_config_file(cwd: Path) -> Path | None:
+    """``pymanus.toml`` in ``cwd``, else the user's config file, else ``None``."""
+    local = cwd / CONFIG_FILE_NAME
+    if local.is_file():
+        return local
+    user = Path(os.path.expanduser("~/.config/pymanus/config.toml"))
+    return user if user.is_file() else None
+
+
+def _read_toml(file: Path) -> dict[str, Any]:
+    try:
+        with file.open("rb") as handle:
+            return tomllib.load(handle)
+    except FileNotFoundError:
+        raise ConfigError(f"config file {file} does not exist") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{file}: invalid TOML: {exc}") from None
+    except OSError as exc:
+        raise ConfigError(f"{file}: cannot read: {exc.strerror}") from None
+
+
+def _describe(exc: ValidationError, file: Path | None) -> str:
+    where = f"{file}: " if file is not None else ""
+    problems = []
+    for error in exc.errors(include_url=False):
+        key = ".".join(str(part) for part in error["loc"])
+        message = error["msg"].removeprefix("Value error, ")
+        if error["type"] == "extra_forbidden":
+            message = "unknown key"
+        problems.append(f"{key}: {message}")
+    return where + "invalid config: " + "; ".join(problems)
