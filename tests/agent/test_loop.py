@@ -1,0 +1,287 @@
+"""The agent loop against scripted models: every way a run ends, and how calls run."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+
+import pytest
+
+from pymanus import (
+    Agent,
+    Message,
+    ModelRequest,
+    RunFinished,
+    RunStarted,
+    RunState,
+    StepFinished,
+    ToolCall,
+    ToolCallFinished,
+    ToolCallStarted,
+    tool,
+)
+from pymanus.agent.guards import REPEAT_HINT
+from pymanus.agent.loop import NO_TOOL_CALL_NUDGE
+from pymanus.errors import ModelError
+from pymanus.models import FunctionModel, ScriptedModel, call
+from pymanus.models.base import ToolDefinition
+
+
+@tool
+def add(a: int, b: int) -> int:
+    """Add two integers.
+
+    Args:
+        a: first addend
+        b: second addend
+    """
+    return a + b
+
+
+def assert_protocol(messages: Sequence[Message]) -> None:
+    """Every assistant tool call is answered by one tool message with its id, in order."""
+    index = 0
+    while index < len(messages):
+        message = messages[index]
+        index += 1
+        if message.role == "assistant" and message.tool_calls:
+            answers = messages[index : index + len(message.tool_calls)]
+            assert [m.role for m in answers] == ["tool"] * len(message.tool_calls)
+            assert [m.tool_call_id for m in answers] == [c.id for c in message.tool_calls]
+            index += len(message.tool_calls)
+        else:
+            assert message.role != "tool", f"orphan tool message at {index - 1}"
+
+
+async def test_tool_call_then_terminate() -> None:
+    model = ScriptedModel([call("add", a=2, b=40), call("terminate", status="success", message="The answer is 42.")])
+    result = await Agent(model, tools=[add]).run("What is 2 + 40?")
+    assert result.state is RunState.FINISHED
+    assert result.reason == "terminate"
+    assert result.output == "The answer is 42."
+    assert result.steps == 2
+    assert result.usage.requests == 2
+    assert [m.role for m in result.messages] == ["system", "user", "assistant", "tool", "assistant", "tool"]
+    assert result.messages[3].content == "42"
+    assert result.messages[3].name == "add"
+    assert_protocol(result.messages)
+
+
+async def test_final_text_answer_finishes() -> None:
+    result = await Agent(ScriptedModel(["42"]), tools=[add]).run("What is 2 + 40?")
+    assert (result.state, result.reason, result.output, result.steps) == (RunState.FINISHED, "final_answer", "42", 1)
+
+
+async def test_text_reply_is_nudged_when_not_allowed_to_finish() -> None:
+    model = ScriptedModel(["let me think", call("terminate", status="success", message="done")])
+    result = await Agent(model, finish_on_text=False).run("task")
+    assert result.state is RunState.FINISHED and result.output == "done"
+    assert result.messages[3] == Message.user(NO_TOOL_CALL_NUDGE)
+
+
+async def test_terminate_with_failure_is_an_error_state() -> None:
+    model = ScriptedModel([call("terminate", status="failure", message="The file does not exist.")])
+    result = await Agent(model).run("task")
+    assert (result.state, result.reason, result.output) == (RunState.ERROR, "terminate", "The file does not exist.")
+
+
+async def test_terminate_can_be_disabled() -> None:
+    agent = Agent(ScriptedModel(["x"]), tools=[add], terminate_tool=False)
+    assert agent.toolset.names == ["add"]
+
+
+async def test_max_steps_ends_in_error() -> None:
+    model = FunctionModel(lambda messages, tools: call("add", a=len(messages), b=1))
+    result = await Agent(model, tools=[add], max_steps=4).run("loop forever")
+    assert (result.state, result.reason, result.steps) == (RunState.ERROR, "max_steps", 4)
+    assert "limit of 4 steps" in result.output
+    assert_protocol(result.messages)
+
+
+async def test_wall_clock_timeout_ends_in_error() -> None:
+    async def slow(messages: list[Message], tools: list[ToolDefinition]) -> str:
+        await asyncio.sleep(10)
+        return "late"
+
+    result = await Agent(FunctionModel(slow), timeout=0.1).run("task")
+    assert (result.state, result.reason) == (RunState.ERROR, "timeout")
+    assert "time limit of 0.1 s" in result.output
+
+
+async def test_timeout_during_a_tool_call_keeps_the_protocol() -> None:
+    @tool
+    async def wait() -> str:
+        """Wait."""
+        await asyncio.sleep(10)
+        return "done"
+
+    result = await Agent(ScriptedModel([call("wait")]), tools=[wait], timeout=0.1).run("task")
+    assert result.reason == "timeout"
+    # The unanswered call is the last message; the run ended before its result.
+    assert result.messages[-1].tool_calls
+
+
+async def test_model_error_ends_in_error() -> None:
+    model = ScriptedModel([ModelError("HTTP 500 from the endpoint", status=500)])
+    result = await Agent(model).run("task")
+    assert (result.state, result.reason) == (RunState.ERROR, "model_error")
+    assert "HTTP 500 from the endpoint" in result.output
+
+
+async def test_first_repeat_gets_a_hint_and_more_end_the_run() -> None:
+    same = [call("add", a=1, b=2), call("add", b=2, a=1), call("add", a=1, b=2), "never reached"]
+    result = await Agent(ScriptedModel(same), tools=[add], max_repeats=3).run("task")
+    tool_messages = [m for m in result.messages if m.role == "tool"]
+    assert tool_messages[0].content == "3"
+    assert tool_messages[1].content == "3" + REPEAT_HINT  # key order does not matter
+    assert (result.state, result.reason, result.steps) == (RunState.ERROR, "stuck", 3)
+
+
+async def test_bad_arguments_are_fed_back_and_corrected() -> None:
+    model = ScriptedModel(
+        [
+            ToolCall(id="c1", name="add", arguments='{"a": "two", "b": 40}'),
+            call("add", a="2", b=40),
+            call("terminate", status="success", message="42"),
+        ]
+    )
+    result = await Agent(model, tools=[add]).run("task")
+    assert result.state is RunState.FINISHED
+    error, fixed = [m.text for m in result.messages if m.role == "tool"][:2]
+    assert "Invalid arguments for `add`" in error and "- a: Input should be a valid integer" in error
+    assert fixed == "42"
+    # The model saw the error before correcting itself.
+    assert model.requests[1][-1].text == error
+
+
+async def test_retry_budget_ends_a_run_that_keeps_failing() -> None:
+    strict = tool(add.function, name="strict_add", max_retries=2)
+    model = FunctionModel(
+        lambda messages, tools: ToolCall(id=f"c{len(messages)}", name="strict_add", arguments='{"a": "x"}')
+    )
+    result = await Agent(model, tools=[strict], max_repeats=0).run("task")
+    assert (result.state, result.reason, result.steps) == (RunState.ERROR, "tool_failures", 3)
+    assert "`strict_add` failed 3 times in a row" in result.output
+
+
+async def test_unknown_tool_and_malformed_json_are_observations() -> None:
+    model = ScriptedModel(
+        [
+            [ToolCall(id="a", name="mul", arguments="{}"), ToolCall(id="b", name="add", arguments="{oops")],
+            "fine",
+        ]
+    )
+    result = await Agent(model, tools=[add]).run("task")
+    first, second = (m.text for m in result.messages if m.role == "tool")
+    assert first.startswith("There is no tool named `mul`")
+    assert "not valid JSON" in second
+    assert result.state is RunState.FINISHED
+    assert_protocol(result.messages)
+
+
+async def test_parallel_safe_calls_run_concurrently_and_keep_order() -> None:
+    gate = asyncio.Event()
+
+    @tool
+    async def waiter() -> str:
+        """Wait for the opener."""
+        await asyncio.wait_for(gate.wait(), 2)
+        return "waited"
+
+    @tool
+    async def opener() -> str:
+        """Open the gate."""
+        gate.set()
+        return "opened"
+
+    model = ScriptedModel([[call("waiter"), call("opener")], "done"])
+    result = await Agent(model, tools=[waiter, opener]).run("task")
+    # Sequential execution would time out the waiter: it only finishes if both ran at once.
+    assert [m.text for m in result.messages if m.role == "tool"] == ["waited", "opened"]
+
+
+async def test_unsafe_calls_run_one_after_another() -> None:
+    active, peak = [0], [0]
+
+    @tool(parallel_safe=False)
+    async def exclusive(n: int) -> int:
+        """Exclusive."""
+        active[0] += 1
+        peak[0] = max(peak[0], active[0])
+        await asyncio.sleep(0.01)
+        active[0] -= 1
+        return n
+
+    model = ScriptedModel([[call("exclusive", n=1), call("exclusive", n=2), call("exclusive", n=3)], "done"])
+    result = await Agent(model, tools=[exclusive]).run("task")
+    assert peak[0] == 1
+    assert [m.text for m in result.messages if m.role == "tool"] == ["1", "2", "3"]
+
+
+async def test_events_tell_the_whole_run() -> None:
+    model = ScriptedModel([call("add", a=1, b=1), call("terminate", status="success", message="2")])
+    events = [event async for event in Agent(model, tools=[add]).iter("task")]
+    kinds = [type(e).__name__ for e in events]
+    assert kinds == [
+        "RunStarted",
+        "ModelRequest",
+        "ModelResponded",
+        "ToolCallStarted",
+        "ToolCallFinished",
+        "StepFinished",
+        "ModelRequest",
+        "ModelResponded",
+        "ToolCallStarted",
+        "ToolCallFinished",
+        "StepFinished",
+        "RunFinished",
+    ]
+    assert isinstance(events[0], RunStarted) and events[0].tools == ["add", "terminate"]
+    run_ids = {e.run_id for e in events}
+    assert len(run_ids) == 1
+    finished = events[-1]
+    assert isinstance(finished, RunFinished)
+    assert finished.state is RunState.FINISHED and finished.output == "2" and finished.usage.requests == 2
+    started = next(e for e in events if isinstance(e, ToolCallStarted))
+    done = next(e for e in events if isinstance(e, ToolCallFinished))
+    assert (started.step, done.step, done.content, done.call_id) == (1, 1, "2", started.call.id)
+    assert [e.step for e in events if isinstance(e, StepFinished)] == [1, 2]
+    request = next(e for e in events if isinstance(e, ModelRequest))
+    assert [m.role for m in request.messages] == ["system", "user"]
+
+
+async def test_next_step_prompt_is_sent_but_not_kept() -> None:
+    model = ScriptedModel([call("add", a=1, b=1), "2"])
+    result = await Agent(model, tools=[add], next_step_prompt="Decide the next step.").run("task")
+    assert model.requests[0][-1].text == "task"
+    assert model.requests[1][-1] == Message.user("Decide the next step.")
+    assert all(m.text != "Decide the next step." for m in result.messages)
+
+
+async def test_streaming_models_emit_text_deltas() -> None:
+    model = ScriptedModel(["The answer is 42."])
+    events = [e async for e in Agent(model, stream=True).iter("task")]
+    deltas = "".join(e.text for e in events if type(e).__name__ == "TextDelta")  # type: ignore[attr-defined]
+    assert deltas == "The answer is 42."
+
+
+def test_run_sync_works_outside_and_inside_a_loop() -> None:
+    agent = Agent(FunctionModel(lambda messages, tools: "hi"))
+    assert agent.run_sync("task").output == "hi"
+
+    async def inside() -> str:
+        return agent.run_sync("task").output
+
+    assert asyncio.run(inside()) == "hi"
+
+
+async def test_two_runs_share_nothing() -> None:
+    agent = Agent(FunctionModel(lambda messages, tools: messages[-1].text.upper()))
+    first, second = await asyncio.gather(agent.run("a"), agent.run("b"))
+    assert (first.output, second.output) == ("A", "B")
+    assert first.run_id != second.run_id
+
+
+def test_max_steps_must_be_positive() -> None:
+    with pytest.raises(ValueError, match="max_steps must be at least 1"):
+        Agent(ScriptedModel([]), max_steps=0)
