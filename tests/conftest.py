@@ -1,19 +1,11 @@
-"""Fixtures for the model gateway tests: a real chat-completions server on loopback."""
+"""Shared fixtures: a real chat-completions server on loopback, a clean OpenAI environment."""
 
 from __future__ import annotations
 
-import sys
 from collections.abc import AsyncIterator, Iterator
-from pathlib import Path
 
 import pytest
-
-# tests/ holds the shared helpers package; make it importable however pytest was started.
-_TESTS = str(Path(__file__).resolve().parents[1])
-if _TESTS not in sys.path:
-    sys.path.insert(0, _TESTS)
-
-from helpers.chat_server import ChatServer  # noqa: E402
+from helpers.chat_server import ChatServer
 
 
 @pytest.fixture

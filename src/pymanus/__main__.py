@@ -1,0 +1,5 @@
+"""``python -m pymanus`` runs the command line."""
+
+from pymanus.cli.app import main
+
+main()

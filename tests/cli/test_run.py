@@ -1,0 +1,117 @@
+"""``pymanus run`` end to end: a real subprocess against a real local chat-completions server."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from helpers.chat_server import ChatServer, completion, tool_call
+
+PYMANUS = [sys.executable, "-m", "pymanus"]
+
+
+def run_cli(args: list[str], cwd: Path, server: ChatServer | None = None, **env: str) -> subprocess.CompletedProcess[str]:
+    environment = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "PYMANUS_"))}
+    environment["HOME"] = str(cwd)  # no user config file leaks in
+    if server is not None:
+        environment["OPENAI_BASE_URL"] = server.url
+    environment.update(env)
+    return subprocess.run(
+        [*PYMANUS, *args], cwd=cwd, env=environment, capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL
+    )
+
+
+def test_json_run_performs_scripted_calls_in_order(chat_server_thread: ChatServer, tmp_path: Path) -> None:
+    chat_server_thread.push(
+        completion(tool_calls=[tool_call("planning", {"command": "get"})]),
+        completion(
+            tool_calls=[tool_call("terminate", {"status": "success", "message": "All done."})],
+        ),
+    )
+    proc = run_cli(["run", "--model", "openai:any", "--json", "Say done."], tmp_path, chat_server_thread)
+    assert proc.returncode == 0, proc.stderr
+    summary = json.loads(proc.stdout)
+    assert set(summary) == {"run_id", "state", "output", "steps", "usage", "workspace"}
+    assert summary["state"] == "finished"
+    assert summary["output"] == "All done."
+    assert summary["steps"] == 2
+    assert summary["usage"]["requests"] == 2
+    assert set(summary["usage"]) == {"prompt_tokens", "completion_tokens", "total_tokens", "requests"}
+    assert summary["workspace"] == str(tmp_path / "workspace")
+    # The second request carried the first call's result, answered in order.
+    second = chat_server_thread.messages[1]
+    assert [m["role"] for m in second][-2:] == ["assistant", "tool"]
+    assert second[-1]["tool_call_id"] == second[-2]["tool_calls"][0]["id"]
+
+
+def test_run_that_never_terminates_exits_1(chat_server_thread: ChatServer, tmp_path: Path) -> None:
+    step = iter(range(1000))
+    chat_server_thread.respond_with(
+        lambda body: completion(tool_calls=[tool_call("planning", {"command": "get", "note": next(step)})])
+    )
+    proc = run_cli(["run", "--model", "openai:any", "--json", "--max-steps", "3", "Loop."], tmp_path, chat_server_thread)
+    assert proc.returncode == 1, proc.stderr
+    summary = json.loads(proc.stdout)
+    assert summary["state"] == "error"
+    assert summary["steps"] == 3
+
+
+def test_progress_is_shown_without_json(chat_server_thread: ChatServer, tmp_path: Path) -> None:
+    chat_server_thread.push(completion("The answer is 42."))
+    proc = run_cli(["run", "--model", "openai:any", "What is 2 + 40?"], tmp_path, chat_server_thread)
+    assert proc.returncode == 0, proc.stderr
+    assert "The answer is 42." in proc.stdout
+    assert "finished" in proc.stdout
+
+
+@pytest.mark.parametrize(
+    ("args", "env", "message"),
+    [
+        (["run", "--max-steps", "0", "x"], {}, "Invalid value for '--max-steps'"),
+        (["run", "--model", "gpt-4", "x"], {}, "is not a model string"),
+        (["run", "--bogus", "x"], {}, "No such option: --bogus"),
+        (["run", "--model", "openai:gpt-4o", "x"], {}, "OPENAI_API_KEY is not set"),
+        (["run", "x"], {"PYMANUS_MODEL": "nonsense"}, "is not a model string"),
+        (["run", "--config", "missing.toml", "x"], {}, "does not exist"),
+    ],
+)
+def test_usage_and_config_errors_exit_2_with_one_line(
+    tmp_path: Path, args: list[str], env: dict[str, str], message: str
+) -> None:
+    proc = run_cli(args, tmp_path, **env)
+    assert proc.returncode == 2, (proc.stdout, proc.stderr)
+    assert message in proc.stderr
+    assert "Traceback" not in proc.stderr
+
+
+@pytest.mark.parametrize(
+    ("config", "message"),
+    [
+        ("[model\nname=", "invalid TOML"),
+        ('[agent]\nmax_steps = "many"', "agent.max_steps: Input should be a valid integer"),
+        ("[agent]\nmax_stepz = 3", "agent.max_stepz: unknown key"),
+        ('[sandbox]\nbackend = "docker"', "sandbox.backend: Input should be 'auto', 'bwrap' or 'none'"),
+    ],
+)
+def test_bad_config_file_exits_2(tmp_path: Path, config: str, message: str) -> None:
+    (tmp_path / "pymanus.toml").write_text(config)
+    proc = run_cli(["run", "x"], tmp_path)
+    assert proc.returncode == 2
+    assert message in proc.stderr
+    assert str(tmp_path / "pymanus.toml") in proc.stderr
+    assert len(proc.stderr.strip().splitlines()) == 1
+
+
+def test_flags_override_env_and_file(chat_server_thread: ChatServer, tmp_path: Path) -> None:
+    (tmp_path / "pymanus.toml").write_text('[model]\nname = "openai:from-file"\n[agent]\nworkspace = "ws-file"\n')
+    chat_server_thread.push(completion("ok"))
+    proc = run_cli(
+        ["run", "--json", "--workspace", "ws-flag", "x"], tmp_path, chat_server_thread, PYMANUS_MODEL="openai:from-env"
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert chat_server_thread.requests[0]["model"] == "from-env"
+    assert json.loads(proc.stdout)["workspace"] == str(tmp_path / "ws-flag")
