@@ -285,3 +285,38 @@ async def test_two_runs_share_nothing() -> None:
 def test_max_steps_must_be_positive() -> None:
     with pytest.raises(ValueError, match="max_steps must be at least 1"):
         Agent(ScriptedModel([]), max_steps=0)
+
+
+async def test_plan_changes_become_events() -> None:
+    from pymanus import PlanUpdated
+    from pymanus.tools.builtin.planning import planning_tool
+
+    model = ScriptedModel(
+        [
+            call("planning", command="create", title="Sum", steps=["add", "report"]),
+            call("planning", command="mark_step", step_index=1, status="completed"),
+            "done",
+        ]
+    )
+    events = [e async for e in Agent(model, tools=[planning_tool()]).iter("task")]
+    plans = [e.plan for e in events if isinstance(e, PlanUpdated)]
+    assert [[s["status"] for s in p["steps"]] for p in plans] == [
+        ["not_started", "not_started"],
+        ["completed", "not_started"],
+    ]
+    assert plans[0]["title"] == "Sum"
+
+
+async def test_each_run_keeps_its_own_plan() -> None:
+    from pymanus.tools.builtin.planning import planning_tool
+
+    def answer(messages: list[Message], tools: list[ToolDefinition]) -> ToolCall | str:
+        if len(messages) > 2:
+            return messages[-1].text
+        if messages[1].text == "plan":
+            return call("planning", command="create", title="T", steps=["one"])
+        return call("planning", command="get")
+
+    agent = Agent(FunctionModel(answer), tools=[planning_tool()])
+    assert "1. [ ] one" in (await agent.run("plan")).output
+    assert "no plan" in (await agent.run("look")).output.lower()

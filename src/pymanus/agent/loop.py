@@ -13,11 +13,12 @@ import logging
 import time
 from collections.abc import AsyncIterator, Awaitable
 from dataclasses import dataclass, field
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from pymanus.agent.events import (
     ModelRequest,
     ModelResponded,
+    PlanUpdated,
     RunFinished,
     RunStarted,
     RunState,
@@ -82,6 +83,7 @@ class Run:
     output: str = ""
     reason: str = ""
     _deadline: float | None = None
+    _notices: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
 
     @property
     def run_id(self) -> str:
@@ -105,6 +107,7 @@ class Run:
         """Run the loop, yielding an event at every change."""
         spec = self.spec
         self.state = RunState.RUNNING
+        spec.context.notify = lambda kind, payload: self._notices.append((kind, payload))
         self.messages = [Message.system(spec.system_prompt), Message.user(self.task)]
         yield RunStarted(
             run_id=self.run_id,
@@ -168,6 +171,8 @@ class Run:
             for call in message.tool_calls:
                 yield ToolCallStarted(run_id=self.run_id, step=step, call=call)
             outcomes = await self._bounded(spec.toolset.run_calls(message.tool_calls, spec.context))
+            for event in self._drain_notices():
+                yield event
             for outcome in outcomes:
                 content = outcome.result.content
                 times = repeats.observe(outcome)
@@ -195,6 +200,16 @@ class Run:
             yield StepFinished(run_id=self.run_id, step=step, usage=self.usage)
             if self.state is not RunState.RUNNING:
                 return
+
+    def _drain_notices(self) -> list[PlanUpdated]:
+        """Turn what tools reported during the last calls into events."""
+        events = [
+            PlanUpdated(run_id=self.run_id, step=self.step, plan=payload)
+            for kind, payload in self._notices
+            if kind == "plan"
+        ]
+        self._notices.clear()
+        return events
 
     def _finished_event(self, outcome: ToolOutcome, text: str) -> ToolCallFinished:
         return ToolCallFinished(

@@ -44,6 +44,10 @@ class ToolContext:
     workspace: Path = field(default_factory=lambda: Path("workspace"))
     deps: Any = None
     """Whatever the application passed as ``Agent(deps=...)``."""
+    state: dict[str, Any] = field(default_factory=dict)
+    """Scratch space that lives as long as the run: per-run tool state (a plan, an undo stack)."""
+    notify: Callable[[str, dict[str, Any]], None] = field(default=lambda kind, payload: None)
+    """Tell the run something happened (``"plan"`` becomes a ``PlanUpdated`` event)."""
 
 
 class ToolResult(BaseModel):

@@ -12,7 +12,7 @@ from typing import Literal
 from pydantic import BaseModel
 
 from pymanus.errors import ToolError
-from pymanus.tools.tool import Tool, tool
+from pymanus.tools.tool import Tool, ToolContext, tool
 
 StepStatus = Literal["not_started", "in_progress", "completed", "blocked"]
 STATUS_MARKS: dict[str, str] = {"not_started": "[ ]", "in_progress": "[>]", "completed": "[x]", "blocked": "[!]"}
@@ -100,12 +100,28 @@ class PlanBoard:
         return plan
 
 
-def planning_tool(board: PlanBoard) -> Tool:
-    """Build the ``planning`` tool over ``board`` (one board per run)."""
+def planning_tool(board: PlanBoard | None = None) -> Tool:
+    """Build the ``planning`` tool.
+
+    With a ``board``, every run shares it; without one (the usual case) each run keeps
+    its own board in its context, and every change is announced to the run as a
+    ``"plan"`` notification (the loop's ``PlanUpdated`` event).
+    """
+
+    def board_of(context: ToolContext) -> PlanBoard:
+        if board is not None:
+            return board
+        run_board = context.state.get("plan_board")
+        if run_board is None:
+            run_board = context.state["plan_board"] = PlanBoard(
+                on_change=lambda plan: context.notify("plan", plan.model_dump())
+            )
+        return run_board
 
     # Async so it runs on the event loop: ``on_change`` is then called from the loop's thread.
     @tool(name="planning", parallel_safe=False)
     async def planning(
+        context: ToolContext,
         command: Literal["create", "update", "mark_step", "get"],
         title: str | None = None,
         steps: list[str] | None = None,
@@ -124,20 +140,21 @@ def planning_tool(board: PlanBoard) -> Tool:
             status: the step's new status (mark_step).
             notes: a short note on the step, e.g. what was found or why it is blocked (mark_step).
         """
+        current = board_of(context)
         if command == "create":
             if steps is None:
                 raise ToolError('command="create" needs `steps`: a list of step texts (and a `title`).')
-            return "Plan created.\n" + board.create(title or "", steps).render()
+            return "Plan created.\n" + current.create(title or "", steps).render()
         if command == "update":
             if steps is None:
                 raise ToolError('command="update" needs `steps`: the full new list of step texts.')
-            return "Plan updated.\n" + board.update(steps, title).render()
+            return "Plan updated.\n" + current.update(steps, title).render()
         if command == "mark_step":
             if step_index is None or status is None:
                 raise ToolError('command="mark_step" needs `step_index` (from 1) and `status`.')
-            plan = board.mark(step_index, status, notes)
+            plan = current.mark(step_index, status, notes)
             return f"Step {step_index} is now {status}.\n" + plan.render() + _next_hint(plan)
-        plan = board.current()
+        plan = current.current()
         return plan.render() + _next_hint(plan)
 
     return planning
