@@ -320,3 +320,38 @@ async def test_each_run_keeps_its_own_plan() -> None:
     agent = Agent(FunctionModel(answer), tools=[planning_tool()])
     assert "1. [ ] one" in (await agent.run("plan")).output
     assert "no plan" in (await agent.run("look")).output.lower()
+
+
+async def test_completion_check_sends_unfinished_answers_back() -> None:
+    checked: list[str] = []
+
+    def check(task: str, answer: str, context: object) -> str | None:
+        checked.append(answer)
+        return None if answer == "report written" else "report.md does not exist; write it first."
+
+    model = ScriptedModel(
+        [
+            call("terminate", status="success", message="done"),
+            "all done",
+            call("terminate", status="success", message="report written"),
+        ]
+    )
+    result = await Agent(model, completion_check=check).run("write report.md")
+    assert (result.state, result.output, result.steps) == (RunState.FINISHED, "report written", 3)
+    assert checked == ["done", "all done"]  # two rejections used up: the third answer is accepted
+    tool_answer = result.messages[3]
+    assert tool_answer.role == "tool" and tool_answer.text.startswith("The task is not finished yet: report.md")
+    assert result.messages[5] == Message.user("report.md does not exist; write it first.")
+    assert_protocol(result.messages)
+
+
+async def test_completion_check_gives_up_after_two_rejections() -> None:
+    model = ScriptedModel(["a", "b", "c"])
+    result = await Agent(model, completion_check=lambda task, answer, context: "missing").run("task")
+    assert (result.state, result.output, result.steps) == (RunState.FINISHED, "c", 3)
+
+
+async def test_failure_terminate_is_not_checked() -> None:
+    model = ScriptedModel([call("terminate", status="failure", message="cannot")])
+    result = await Agent(model, completion_check=lambda task, answer, context: "missing").run("task")
+    assert (result.state, result.output) == (RunState.ERROR, "cannot")

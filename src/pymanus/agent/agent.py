@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from pymanus.agent.events import Event, RunFinished
-from pymanus.agent.loop import Run, RunLimits, RunSpec
+from pymanus.agent.loop import CompletionCheck, Run, RunLimits, RunSpec
 from pymanus.agent.result import RunResult
 from pymanus.models.base import Model, ModelSettings
 from pymanus.tools.builtin.terminate import terminate
@@ -45,6 +45,9 @@ class Agent:
         settings: sampling settings for every request.
         workspace: the folder tools work in; passed to tools in their context.
         deps: any object the application wants its tools to see (``ToolContext.deps``).
+        completion_check: ``check(task, answer, context) -> str | None`` runs before a final
+            answer is accepted; a returned problem goes back to the model (twice at most)
+            instead of ending the run.
     """
 
     def __init__(
@@ -63,6 +66,7 @@ class Agent:
         settings: ModelSettings | None = None,
         workspace: str | Path | None = None,
         deps: Any = None,
+        completion_check: CompletionCheck | None = None,
     ) -> None:
         if max_steps < 1:
             raise ValueError("max_steps must be at least 1")
@@ -79,6 +83,7 @@ class Agent:
         self.settings = settings or ModelSettings()
         self.workspace = Path(workspace) if workspace is not None else Path("workspace")
         self.deps = deps
+        self.completion_check = completion_check
         self._closers: list[Callable[[], Awaitable[None]]] = []
 
     def on_close(self, closer: Callable[[], Awaitable[None]]) -> None:
@@ -112,6 +117,7 @@ class Agent:
             finish_on_text=self.finish_on_text,
             stream=self.stream,
             context=context,
+            completion_check=self.completion_check,
         )
         return Run(spec=spec, task=task)
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import AsyncIterator, Awaitable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
@@ -53,6 +53,12 @@ class RunLimits:
     """Wall-clock seconds for the whole run (``None``: no limit)."""
     max_repeats: int = 3
     """Identical calls that end the run as stuck; the first repeat only earns a hint."""
+    max_rejections: int = 2
+    """Final answers the completion check may send back before one is accepted anyway."""
+
+
+CompletionCheck = Callable[[str, str, ToolContext], "str | None"]
+"""``check(task, answer, context)``: what is still missing before ``answer`` is final, or None."""
 
 
 @dataclass
@@ -68,6 +74,7 @@ class RunSpec:
     finish_on_text: bool
     stream: bool
     context: ToolContext
+    completion_check: CompletionCheck | None = None
 
 
 @dataclass
@@ -83,6 +90,7 @@ class Run:
     output: str = ""
     reason: str = ""
     _deadline: float | None = None
+    _rejections: int = 0
     _notices: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
 
     @property
@@ -161,10 +169,11 @@ class Run:
             message = response.message
             self.messages.append(message)
             if not message.tool_calls:
-                if spec.finish_on_text:
+                problem = self._unfinished(message.text) if spec.finish_on_text else NO_TOOL_CALL_NUDGE
+                if problem is None:
                     self._end(RunState.FINISHED, "final_answer", message.text)
                     return
-                self.messages.append(Message.user(NO_TOOL_CALL_NUDGE))
+                self.messages.append(Message.user(problem))
                 yield StepFinished(run_id=self.run_id, step=step, usage=self.usage)
                 continue
 
@@ -175,6 +184,9 @@ class Run:
                 yield event
             for outcome in outcomes:
                 content = outcome.result.content
+                ending = outcome.result.end_run
+                if ending == "success" and (problem := self._unfinished(outcome.result.text)) is not None:
+                    ending, content = None, f"The task is not finished yet: {problem}"
                 times = repeats.observe(outcome)
                 if times == 2 and isinstance(content, str):
                     content += REPEAT_HINT
@@ -194,12 +206,22 @@ class Run:
                         "stuck",
                         f"The agent repeated the same `{outcome.call.name}` call {times} times without progress.",
                     )
-                elif outcome.result.end_run is not None and self.state is RunState.RUNNING:
-                    done = outcome.result.end_run == "success"
-                    self._end(RunState.FINISHED if done else RunState.ERROR, "terminate", outcome.result.text)
+                elif ending is not None and self.state is RunState.RUNNING:
+                    state = RunState.FINISHED if ending == "success" else RunState.ERROR
+                    self._end(state, "terminate", outcome.result.text)
             yield StepFinished(run_id=self.run_id, step=step, usage=self.usage)
             if self.state is not RunState.RUNNING:
                 return
+
+    def _unfinished(self, answer: str) -> str | None:
+        """What the completion check finds missing in a final answer, while rejections remain."""
+        check = self.spec.completion_check
+        if check is None or self._rejections >= self.spec.limits.max_rejections:
+            return None
+        problem = check(self.task, answer, self.spec.context)
+        if problem is not None:
+            self._rejections += 1
+        return problem
 
     def _drain_notices(self) -> list[PlanUpdated]:
         """Turn what tools reported during the last calls into events."""
