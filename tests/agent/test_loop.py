@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import Sequence
 
 import pytest
@@ -355,3 +356,21 @@ async def test_failure_terminate_is_not_checked() -> None:
     model = ScriptedModel([call("terminate", status="failure", message="cannot")])
     result = await Agent(model, completion_check=lambda task, answer, context: "missing").run("task")
     assert (result.state, result.output) == (RunState.ERROR, "cannot")
+
+
+async def test_run_end_hooks_run_once_even_when_abandoned() -> None:
+    ended: list[str] = []
+
+    async def hook(run_id: str) -> None:
+        ended.append(run_id)
+
+    agent = Agent(ScriptedModel(["a", "b"]))
+    agent.on_run_end(hook)
+    result = await agent.run("x")
+    assert ended == [result.run_id]
+
+    async with contextlib.aclosing(agent.iter("y")) as events:
+        async for event in events:
+            if isinstance(event, RunStarted):
+                break  # abandon the run after its first event
+    assert len(ended) == 2

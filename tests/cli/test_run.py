@@ -9,19 +9,28 @@ import sys
 from pathlib import Path
 
 import pytest
+
 from helpers.chat_server import ChatServer, completion, tool_call
 
 PYMANUS = [sys.executable, "-m", "pymanus"]
 
 
-def run_cli(args: list[str], cwd: Path, server: ChatServer | None = None, **env: str) -> subprocess.CompletedProcess[str]:
+def run_cli(
+    args: list[str], cwd: Path, server: ChatServer | None = None, **env: str
+) -> subprocess.CompletedProcess[str]:
     environment = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "PYMANUS_"))}
     environment["HOME"] = str(cwd)  # no user config file leaks in
     if server is not None:
         environment["OPENAI_BASE_URL"] = server.url
     environment.update(env)
     return subprocess.run(
-        [*PYMANUS, *args], cwd=cwd, env=environment, capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL
+        [*PYMANUS, *args],
+        cwd=cwd,
+        env=environment,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        stdin=subprocess.DEVNULL,
     )
 
 
@@ -44,8 +53,36 @@ def test_json_run_performs_scripted_calls_in_order(chat_server_thread: ChatServe
     assert summary["workspace"] == str(tmp_path / "workspace")
     # The second request carried the first call's result, answered in order.
     second = chat_server_thread.messages[1]
-    assert [m["role"] for m in second][-2:] == ["assistant", "tool"]
-    assert second[-1]["tool_call_id"] == second[-2]["tool_calls"][0]["id"]
+    calling = next(i for i, m in enumerate(second) if m["role"] == "assistant")
+    assert second[calling]["tool_calls"][0]["function"]["name"] == "planning"
+    assert second[calling + 1]["role"] == "tool"
+    assert second[calling + 1]["tool_call_id"] == second[calling]["tool_calls"][0]["id"]
+    assert "No plan yet" in second[calling + 1]["content"] or "no plan" in second[calling + 1]["content"].lower()
+
+
+def test_default_run_offers_the_manus_tools(chat_server_thread: ChatServer, tmp_path: Path) -> None:
+    chat_server_thread.push(completion("ok"))
+    proc = run_cli(["run", "--model", "openai:any", "--json", "x"], tmp_path, chat_server_thread)
+    assert proc.returncode == 0, proc.stderr
+    request = chat_server_thread.requests[0]
+    names = [t["function"]["name"] for t in request["tools"]]
+    assert names == [
+        "read_file",
+        "write_file",
+        "edit_file",
+        "list_dir",
+        "find_files",
+        "grep",
+        "python",
+        "web_fetch",
+        "web_search",
+        "planning",
+        "ask_human",
+        "terminate",
+    ]
+    system = request["messages"][0]["content"]
+    assert str(tmp_path / "workspace") in system
+    assert "- python: run Python code" in system
 
 
 def test_run_that_never_terminates_exits_1(chat_server_thread: ChatServer, tmp_path: Path) -> None:
@@ -53,7 +90,9 @@ def test_run_that_never_terminates_exits_1(chat_server_thread: ChatServer, tmp_p
     chat_server_thread.respond_with(
         lambda body: completion(tool_calls=[tool_call("planning", {"command": "get", "note": next(step)})])
     )
-    proc = run_cli(["run", "--model", "openai:any", "--json", "--max-steps", "3", "Loop."], tmp_path, chat_server_thread)
+    proc = run_cli(
+        ["run", "--model", "openai:any", "--json", "--max-steps", "3", "Loop."], tmp_path, chat_server_thread
+    )
     assert proc.returncode == 1, proc.stderr
     summary = json.loads(proc.stdout)
     assert summary["state"] == "error"

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import threading
-import time
 
 import pytest
 from pydantic import BaseModel
@@ -123,7 +122,7 @@ async def test_sync_tool_timeout_stops_the_thread(ctx: ToolContext) -> None:
     assert result.is_error and "timed out" in result.content
     assert await asyncio.to_thread(stopped.wait, 5), "the busy thread was not stopped"
     after = ticks[0]
-    time.sleep(0.05)
+    await asyncio.sleep(0.05)
     assert ticks[0] == after
 
 

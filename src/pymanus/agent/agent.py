@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import contextlib
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from pathlib import Path
@@ -20,8 +21,8 @@ from pymanus.tools.toolset import Toolset
 DEFAULT_SYSTEM_PROMPT = (
     "You are PyManus, an autonomous agent that completes the user's task by calling tools. "
     "Think about what is needed, call the tools that do it, read their results, and go on until the task "
-    "is done. When it is done, call `terminate` with status \"success\" and your final answer for the "
-    "user; if it cannot be done, call `terminate` with status \"failure\" and say why."
+    'is done. When it is done, call `terminate` with status "success" and your final answer for the '
+    'user; if it cannot be done, call `terminate` with status "failure" and say why.'
 )
 
 
@@ -85,6 +86,11 @@ class Agent:
         self.deps = deps
         self.completion_check = completion_check
         self._closers: list[Callable[[], Awaitable[None]]] = []
+        self._run_end_hooks: list[Callable[[str], Awaitable[None]]] = []
+
+    def on_run_end(self, hook: Callable[[str], Awaitable[None]]) -> None:
+        """Register a coroutine function awaited with the run id when a run ends (e.g. to stop its processes)."""
+        self._run_end_hooks.append(hook)
 
     def on_close(self, closer: Callable[[], Awaitable[None]]) -> None:
         """Register a coroutine function :meth:`aclose` awaits (e.g. to stop tool processes)."""
@@ -118,21 +124,28 @@ class Agent:
             stream=self.stream,
             context=context,
             completion_check=self.completion_check,
+            on_end=tuple(self._run_end_hooks),
         )
         return Run(spec=spec, task=task)
 
     async def iter(self, task: str) -> AsyncIterator[Event]:
-        """Run ``task``, yielding every event; the last one is :class:`RunFinished`."""
+        """Run ``task``, yielding every event; the last one is :class:`RunFinished`.
+
+        To stop early, close the iterator (``contextlib.aclosing``) so the run's
+        processes are released at once rather than when it is garbage-collected.
+        """
         run = self.start(task)
-        async for event in run.events():
-            yield event  # type: ignore[misc]
+        async with contextlib.aclosing(run.events()) as events:
+            async for event in events:
+                yield event
 
     async def run(self, task: str) -> RunResult:
         """Run ``task`` to the end and return its result."""
         run = self.start(task)
-        async for event in run.events():
-            if isinstance(event, RunFinished):
-                break
+        async with contextlib.aclosing(run.events()) as events:
+            async for event in events:
+                if isinstance(event, RunFinished):
+                    break
         return run.result()
 
     async def aclose(self) -> None:

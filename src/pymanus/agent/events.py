@@ -110,7 +110,7 @@ class RunFinished(_Event):
     usage: Usage
 
 
-Event = Annotated[
+AnyEvent = (
     RunStarted
     | ModelRequest
     | TextDelta
@@ -119,6 +119,7 @@ Event = Annotated[
     | ToolCallFinished
     | StepFinished
     | PlanUpdated
-    | RunFinished,
-    Field(discriminator="type"),
-]
+    | RunFinished
+)
+Event = Annotated[AnyEvent, Field(discriminator="type")]
+"""Any event, tagged by ``type`` (validate JSON with ``TypeAdapter(Event)``)."""

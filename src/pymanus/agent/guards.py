@@ -21,7 +21,7 @@ def canonical_call(name: str, arguments: dict[str, object] | str) -> str:
         try:
             arguments = json.loads(arguments)
         except json.JSONDecodeError:
-            return f"{name}:{arguments.strip()}"
+            return f"{name}:{arguments}"
     return f"{name}:{json.dumps(arguments, sort_keys=True, separators=(',', ':'), default=str)}"
 
 

@@ -11,11 +11,12 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable
-from dataclasses import dataclass, field
+from collections.abc import AsyncGenerator, Awaitable, Callable
+from dataclasses import dataclass, field, replace
 from typing import Any, TypeVar
 
 from pymanus.agent.events import (
+    AnyEvent,
     ModelRequest,
     ModelResponded,
     PlanUpdated,
@@ -75,6 +76,7 @@ class RunSpec:
     stream: bool
     context: ToolContext
     completion_check: CompletionCheck | None = None
+    on_end: tuple[Callable[[str], Awaitable[None]], ...] = ()
 
 
 @dataclass
@@ -111,8 +113,15 @@ class Run:
             workspace=str(self.spec.context.workspace),
         )
 
-    async def events(self) -> AsyncIterator[object]:
+    async def events(self) -> AsyncGenerator[AnyEvent, None]:
         """Run the loop, yielding an event at every change."""
+        try:
+            async for event in self._run():
+                yield event
+        finally:
+            await self._release()
+
+    async def _run(self) -> AsyncGenerator[AnyEvent, None]:
         spec = self.spec
         self.state = RunState.RUNNING
         spec.context.notify = lambda kind, payload: self._notices.append((kind, payload))
@@ -141,6 +150,7 @@ class Run:
             self.reason,
             extra={"run_id": self.run_id, "step": self.step, "state": self.state.value, "reason": self.reason},
         )
+        await self._release()
         yield RunFinished(
             run_id=self.run_id,
             step=self.step,
@@ -150,10 +160,19 @@ class Run:
             usage=self.usage,
         )
 
+    async def _release(self) -> None:
+        """Run the end-of-run hooks once, however the run ended (even if abandoned)."""
+        hooks, self.spec = self.spec.on_end, replace(self.spec, on_end=())
+        for hook in hooks:
+            try:
+                await hook(self.run_id)
+            except Exception:
+                logger.exception("end-of-run hook failed", extra={"run_id": self.run_id})
+
     def _end(self, state: RunState, reason: str, output: str) -> None:
         self.state, self.reason, self.output = state, reason, output
 
-    async def _steps(self) -> AsyncIterator[object]:
+    async def _steps(self) -> AsyncGenerator[AnyEvent, None]:
         spec = self.spec
         repeats = RepeatGuard(spec.limits.max_repeats)
         failures = FailureGuard()
@@ -244,7 +263,7 @@ class Run:
             duration=outcome.duration,
         )
 
-    async def _ask_model(self) -> AsyncIterator[object]:
+    async def _ask_model(self) -> AsyncGenerator[AnyEvent | ModelResponse, None]:
         """Send the conversation; yield text deltas, then the :class:`ModelResponse`."""
         spec = self.spec
         request = self.messages

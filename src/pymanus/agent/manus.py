@@ -1,13 +1,97 @@
-"""The Manus preset: the agent ``pymanus run`` builds from settings."""
+"""The Manus preset: the general-purpose agent ``pymanus run`` builds from settings.
+
+It offers the file tools, a sandboxed ``python``, ``web_fetch``, ``web_search``,
+``planning``, ``ask_human`` and ``terminate`` (plus ``shell`` when the config enables
+it), with a system prompt that names the workspace and says what each tool is for.
+A completion check sends a final answer back while a file the task names is missing.
+"""
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
+
 from pymanus.agent.agent import Agent
 from pymanus.config import Settings
+from pymanus.sandbox.paths import PathJail
+from pymanus.sandbox.process import Sandbox
+from pymanus.tools.builtin.files import file_tools
+from pymanus.tools.builtin.human import AskHuman, ConsoleAsker, ask_human_tool
+from pymanus.tools.builtin.planning import planning_tool
+from pymanus.tools.builtin.python import PythonRunner
+from pymanus.tools.builtin.search import SearchConfig, build_search_backends, web_search_tool
+from pymanus.tools.builtin.shell import shell_tool
+from pymanus.tools.builtin.web import WebPolicy, web_fetch_tool
+from pymanus.tools.tool import Tool, ToolContext
+
+SYSTEM_PROMPT = """\
+You are PyManus, an autonomous agent. You complete the user's task yourself by calling tools, \
+one step at a time, until it is done.
+
+Your workspace is {workspace}. Every file you read or write is there; use paths relative to it \
+(e.g. "report.md"). Files the user mentions are in the workspace.
+
+Tools:
+{tools}
+
+How to work:
+- Look before you act: list or read the input files first.
+- Use `python` for any computation on data (sums, tables, statistics); print the results. \
+Write files with `write_file` or from Python.
+- If a tool reports an error, read it, fix the cause and try a different way; never repeat the same call.
+- Before finishing, make sure every file the task asks for exists with the right content.
+- When the task is done, call `terminate` with status "success" and a short answer for the user. \
+If it truly cannot be done, call `terminate` with status "failure" and say why."""
+
+NEXT_STEP_PROMPT = (
+    "Decide the next step towards finishing the task and call one tool. "
+    "If every requested result exists, call `terminate`."
+)
+
+_TOOL_PURPOSES = {
+    "read_file": "read a text file (line ranges; preview=true for the first rows of a CSV)",
+    "write_file": "create or overwrite a file",
+    "edit_file": "replace an exact piece of text in a file, insert lines, or undo the last edit",
+    "list_dir": "list the files of a folder as a tree",
+    "find_files": "find files by glob pattern",
+    "grep": "search file contents with a regular expression",
+    "python": "run Python code (computation, data, checks)",
+    "shell": "run a shell command",
+    "web_fetch": "read a web page as text",
+    "web_search": "search the web",
+    "planning": "keep a checklist plan for long tasks",
+    "ask_human": "ask the user a question when the task is ambiguous",
+    "terminate": "finish the task with your answer",
+}
+
+# File names the task mentions: a name with a common extension, optionally in folders.
+_FILE_NAME = re.compile(
+    r"(?<![\w./-])((?:[\w-]+/)*[\w][\w.-]*\.(?:md|txt|csv|tsv|json|jsonl|py|html|yaml|yml|toml|xml|png|svg|log|ini))\b"
+)
 
 
-def build_manus_agent(settings: Settings) -> Agent:
-    """An agent with the model, workspace and limits of ``settings``."""
+def describe_tools(tools: list[Tool]) -> str:
+    """One line per tool: its name and what it is for."""
+    return "\n".join(f"- {t.name}: {_TOOL_PURPOSES.get(t.name, t.description.splitlines()[0])}" for t in tools)
+
+
+def missing_outputs(task: str, answer: str, context: ToolContext) -> str | None:
+    """The files the task names that do not exist in the workspace, as a note for the model."""
+    workspace = Path(context.workspace)
+    names = dict.fromkeys(_FILE_NAME.findall(task))
+    missing = [name for name in names if not (workspace / name).exists()]
+    if not missing:
+        return None
+    listed = ", ".join(missing)
+    return (
+        f"the task names {listed}, but the workspace has no such file. "
+        "Create it (with write_file or Python) before finishing, or call terminate with status "
+        '"failure" if it cannot be made.'
+    )
+
+
+def build_manus_agent(settings: Settings, *, asker: AskHuman | None = None) -> Agent:
+    """The general-purpose agent for ``settings``; ``asker`` answers ``ask_human`` (default: the terminal)."""
     from pymanus.models.resolve import resolve_model
 
     model = resolve_model(
@@ -18,10 +102,37 @@ def build_manus_agent(settings: Settings) -> Agent:
         vision=settings.model.vision,
         request_timeout=settings.model.request_timeout,
     )
-    return Agent(
+    workspace = Path(settings.agent.workspace).expanduser().resolve()
+    jail = PathJail(workspace, settings.sandbox.read_only_roots)
+    sandbox = Sandbox(workspace, backend=settings.sandbox.backend, read_only_binds=settings.sandbox.read_only_roots)
+    python = PythonRunner(sandbox)
+    search = SearchConfig(
+        searxng_url=settings.web.searxng_url or None,
+        local_folder=Path(settings.web.search_docs).expanduser() if settings.web.search_docs else workspace,
+    )
+    tools: list[Tool] = [
+        *file_tools(jail),
+        python.tool,
+        web_fetch_tool(WebPolicy(allow_domains=settings.web.allow_domains)),
+        web_search_tool(build_search_backends(search)),
+        planning_tool(),
+        ask_human_tool(asker or ConsoleAsker()),
+    ]
+    if settings.sandbox.shell:
+        tools.append(shell_tool(sandbox, allow_programs=settings.sandbox.shell_allow or None))
+
+    agent = Agent(
         model,
+        tools=tools,
+        system_prompt="",
+        next_step_prompt=NEXT_STEP_PROMPT,
         max_steps=settings.agent.max_steps,
         timeout=settings.agent.timeout,
-        workspace=settings.agent.workspace,
+        workspace=workspace,
         stream=True,
+        completion_check=missing_outputs,
     )
+    agent.system_prompt = SYSTEM_PROMPT.format(workspace=workspace, tools=describe_tools(list(agent.toolset)))
+    agent.on_run_end(python.close_session)
+    agent.on_close(python.aclose)
+    return agent

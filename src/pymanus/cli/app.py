@@ -7,6 +7,7 @@ configuration error (one line on stderr).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
 import sys
@@ -90,10 +91,11 @@ async def _run_with_progress(agent: object, task: str, console: Console, verbose
     run = agent.start(task)
     try:
         with ProgressView(console, verbose=verbose) as view:
-            async for event in run.events():
-                view.show(event)
-                if isinstance(event, RunFinished):
-                    break
+            async with contextlib.aclosing(run.events()) as events:
+                async for event in events:
+                    view.show(event)
+                    if isinstance(event, RunFinished):
+                        break
     finally:
         await agent.aclose()
     return run.result()

@@ -92,7 +92,9 @@ class ProgressView:
                     out.print(f"[dim]  {escape(_one_line(event.message.text, RESULT_PREVIEW_CHARS))}[/]")
             case ToolCallStarted():
                 call = event.call
-                out.print(f"[bold]step {event.step}[/] → [green]{call.name}[/]({escape(format_arguments(call.arguments))})")
+                out.print(
+                    f"[bold]step {event.step}[/] → [green]{call.name}[/]({escape(format_arguments(call.arguments))})"
+                )
                 self._spin(f"step {event.step} · running {call.name}")
             case ToolCallFinished():
                 mark = "[red]✗[/]" if event.is_error else "[green]✓[/]"

@@ -57,7 +57,7 @@ def describe_function(function: Callable[..., Any], context_type: type, descript
         fields[param.name] = (annotation, Field(default, description=param_docs.get(param.name) or None))
 
     try:
-        model = create_model(  # type: ignore[call-overload]
+        model = create_model(
             f"{function.__name__}_arguments",
             __config__=ConfigDict(extra="forbid", arbitrary_types_allowed=False),
             **fields,

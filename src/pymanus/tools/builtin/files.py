@@ -1,0 +1,360 @@
+"""File tools: read_file, write_file, edit_file, list_dir, find_files, grep.
+
+:func:`file_tools` builds them around one :class:`~pymanus.sandbox.PathJail`: every
+path goes through it, and the tools are bound to that jail's workspace. The run's
+``ToolContext.workspace`` is *not* consulted -- the jail given to the factory wins, so
+a tool can never be pointed at another directory by the context it is called with.
+
+The edit history behind ``edit_file(undo=True)`` lives in the factory's closure: each
+set of tools has its own, shared by ``write_file`` and ``edit_file``.
+"""
+
+from __future__ import annotations
+
+import csv
+import difflib
+import functools
+import os
+import threading
+from collections import deque
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+from pymanus.errors import PathEscapeError, ToolError
+from pymanus.sandbox import PathJail
+from pymanus.tools.builtin.file_search import binary_kind, existing, find_matching, grep_files, human_size, list_tree
+from pymanus.tools.tool import Tool
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+PREVIEW_ROWS = 20
+MAX_LINE_CHARS = 2_000
+UNDO_DEPTH = 20
+
+
+def _observed(function: F) -> F:
+    """Turn jail refusals and OS errors into messages for the model."""
+
+    @functools.wraps(function)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return function(*args, **kwargs)
+        except PathEscapeError as exc:
+            raise ToolError(str(exc)) from None
+        except IsADirectoryError as exc:
+            raise ToolError(
+                f"{exc.filename} is a directory; give a file path (list_dir shows what is inside)."
+            ) from None
+        except OSError as exc:
+            where = f" ({exc.filename})" if exc.filename else ""
+            raise ToolError(f"The file operation failed{where}: {exc.strerror or exc}.") from None
+
+    return wrapper  # type: ignore[return-value]
+
+
+def file_tools(jail: PathJail, *, max_read_bytes: int = 2_000_000, max_chars: int = 18_000) -> list[Tool]:
+    """The six file tools, bound to ``jail``'s workspace.
+
+    Args:
+        jail: the path jail every path goes through.
+        max_read_bytes: files larger than this are read only by line range or preview.
+        max_chars: output budget of one call (longer results stop and say how to go on).
+    """
+    history: dict[Path, deque[bytes | None]] = {}
+    lock = threading.Lock()
+
+    def remember(real: Path, before: bytes | None) -> None:
+        with lock:
+            history.setdefault(real, deque(maxlen=UNDO_DEPTH)).append(before)
+
+    def load_text(path: str) -> tuple[str, Path]:
+        """A whole text file, for editing."""
+        real = existing(jail, path, want="file")
+        size = real.stat().st_size
+        if size > max_read_bytes:
+            raise ToolError(
+                f"{path} is {human_size(size)}, too large to edit here (limit {human_size(max_read_bytes)}); "
+                "use python."
+            )
+        handle, real = jail.open_read(path)
+        with handle:
+            data = handle.read()
+        if binary_kind(data[:8192], real) is not None:
+            raise ToolError(f"{path} is a binary file; edit_file only edits text. Use python for binary data.")
+        try:
+            return data.decode("utf-8"), real
+        except UnicodeDecodeError:
+            raise ToolError(f"{path} is not UTF-8 text; edit it with python.") from None
+
+    def undo_last(path: str) -> str:
+        real = jail.resolve(path, write=True)
+        with lock:
+            stack = history.get(real)
+            if not stack:
+                raise ToolError(f"There is no change to {path} to undo (only changes made in this run can be undone).")
+            before = stack.pop()
+        if before is None:
+            real.unlink(missing_ok=True)
+            return f"Undid the creation of {path}: the file is deleted."
+        save(path, before)
+        return f"Restored {path} to its state before the last change."
+
+    def save(path: str, data: bytes) -> Path:
+        handle, real, _ = jail.open_write(path)
+        with handle:
+            handle.write(data)
+        return real
+
+    @_observed
+    def read_file(path: str, start_line: int | None = None, end_line: int | None = None, preview: bool = False) -> str:
+        """Read a text file from the workspace, with line numbers.
+
+        Args:
+            path: the file, relative to the workspace.
+            start_line: first line to show (1-based); use with end_line for large files.
+            end_line: last line to show (inclusive).
+            preview: show only the first 20 rows (and, for CSV/TSV, the header's column names).
+        """
+        real = existing(jail, path, want="file")
+        if start_line is not None and start_line < 1:
+            raise ToolError("start_line counts from 1; give a number of 1 or more.")
+        if end_line is not None and end_line < (start_line or 1):
+            raise ToolError(f"end_line ({end_line}) is before start_line ({start_line or 1}).")
+        handle, real = jail.open_read(path)
+        with handle:
+            size = os.fstat(handle.fileno()).st_size
+            head = handle.read(8192)
+            kind = binary_kind(head, real)
+            if kind is not None and kind.startswith("text"):
+                return f"{path} ({human_size(size)}) is {kind}."
+            if kind is not None:
+                return (
+                    f"{path} is a binary file ({kind}, {human_size(size)}); read_file shows only text. "
+                    "Use python to work with it."
+                )
+            if size == 0:
+                return f"{path} is empty (0 bytes)."
+            if preview:
+                handle.seek(0)
+                return _preview(path, real, handle, size)
+            if size > max_read_bytes and start_line is None and end_line is None:
+                raise ToolError(
+                    f"{path} is {human_size(size)}, more than read_file shows at once ({human_size(max_read_bytes)}). "
+                    "Read a part with start_line and end_line, look at it with preview=true, or process it with python."
+                )
+            handle.seek(0)
+            return _numbered(path, handle, start_line or 1, end_line, max_chars, count_all=size <= 50_000_000)
+
+    @_observed
+    def write_file(path: str, content: str) -> str:
+        """Create or overwrite a text file in the workspace (parent folders are created).
+
+        Args:
+            path: the file, relative to the workspace.
+            content: the complete new content of the file.
+        """
+        real = jail.resolve(path, write=True)
+        before: bytes | None = None
+        if real.is_file() and real.stat().st_size <= max_read_bytes:
+            reader, _ = jail.open_read(path)
+            with reader:
+                before = reader.read()
+        existed = real.exists()
+        data = content.encode("utf-8")
+        real = save(path, data)
+        if not existed or before is not None:
+            remember(real, before)
+        lines = content.count("\n") + (1 if content and not content.endswith("\n") else 0)
+        verb = "Overwrote" if existed else "Created"
+        return f"{verb} {jail.relative(real)}: {len(data):,} bytes written, {lines:,} lines."
+
+    @_observed
+    def edit_file(
+        path: str,
+        old_text: str | None = None,
+        new_text: str = "",
+        insert_line: int | None = None,
+        undo: bool = False,
+    ) -> str:
+        """Edit a text file: replace text that occurs exactly once, insert lines, or undo the last change.
+
+        Args:
+            path: the file, relative to the workspace.
+            old_text: the exact text to replace (it must occur exactly once; include surrounding lines to be unique).
+            new_text: the replacement text, or the lines to insert.
+            insert_line: insert new_text after this line number (0 inserts at the top) instead of replacing.
+            undo: restore the file as it was before the last write_file or edit_file change.
+        """
+        modes = sum([old_text is not None, insert_line is not None, undo])
+        if modes != 1:
+            raise ToolError(
+                "Give exactly one of: old_text (with new_text) to replace, insert_line (with new_text) to insert, "
+                "or undo=true to revert the last change."
+            )
+        if undo:
+            return undo_last(path)
+        text, real = load_text(path)
+        if old_text is not None:
+            updated, first_line = _replace_once(path, text, old_text, new_text)
+        else:
+            updated, first_line = _insert(path, text, insert_line or 0, new_text)
+        remember(real, text.encode("utf-8"))
+        save(path, updated.encode("utf-8"))
+        changed = max(len(new_text.splitlines()), 1)
+        return f"Edited {path}. Lines {first_line}-{first_line + changed - 1} now read:\n" + _snippet(
+            updated, first_line, changed
+        )
+
+    @_observed
+    def list_dir(path: str = ".", depth: int = 2) -> str:
+        """List a folder of the workspace as a tree, with file sizes.
+
+        Args:
+            path: the folder, relative to the workspace.
+            depth: how many levels to show (1 = only the folder's own entries).
+        """
+        return list_tree(jail, path, depth)
+
+    @_observed
+    def find_files(pattern: str, path: str = ".") -> str:
+        """Find files by glob pattern in the workspace.
+
+        Args:
+            pattern: a glob such as '*.csv' (a name at any depth) or 'src/**/*.py' (a path).
+            path: the folder to search, relative to the workspace.
+        """
+        return find_matching(jail, pattern, path)
+
+    @_observed
+    def grep(pattern: str, path: str = ".", glob: str | None = None, ignore_case: bool = False) -> str:
+        """Search file contents with a regular expression; shows file:line: text for each match.
+
+        Args:
+            pattern: a Python regular expression, such as 'def \\w+' or 'TODO'.
+            path: a file or folder to search, relative to the workspace.
+            glob: only search files matching this glob, such as '*.py'.
+            ignore_case: match letters regardless of case.
+        """
+        return grep_files(jail, pattern, path, glob, ignore_case)
+
+    return [
+        Tool(read_file),
+        Tool(write_file, parallel_safe=False),
+        Tool(edit_file, parallel_safe=False),
+        Tool(list_dir),
+        Tool(find_files),
+        Tool(grep),
+    ]
+
+
+# -- reading -----------------------------------------------------------------------------
+def _decode(raw: bytes) -> str:
+    line = raw.decode("utf-8", errors="replace").rstrip("\r\n")
+    if len(line) > MAX_LINE_CHARS:
+        return f"{line[:MAX_LINE_CHARS]}… [line cut: {len(line):,} characters]"
+    return line
+
+
+def _numbered(path: str, handle: Any, start: int, end: int | None, budget: int, *, count_all: bool) -> str:
+    """Lines ``start``..``end`` with numbers, within ``budget`` characters; counts all lines if asked."""
+    shown: list[str] = []
+    used = 0
+    stopped_at: int | None = None
+    total = 0
+    for number, raw in enumerate(handle, 1):
+        total = number
+        if number < start:
+            continue
+        done = (end is not None and number > end) or stopped_at is not None
+        if not done:
+            line = f"{number:>6}\t{_decode(raw)}"
+            if used + len(line) > budget and shown:
+                stopped_at = number
+                done = True
+            else:
+                shown.append(line)
+                used += len(line) + 1
+        if done and not count_all:
+            break
+    if not shown:
+        raise ToolError(f"{path} has only {total} lines; start_line {start} is past the end.")
+    last = start + len(shown) - 1
+    of = f" of {total:,}" if count_all else ""
+    footer = f"\n[... stopped at line {stopped_at} to keep this short; continue with start_line={stopped_at}]"
+    return f"{path} (lines {start}-{last}{of}):\n" + "\n".join(shown) + (footer if stopped_at else "")
+
+
+def _preview(path: str, real: Path, handle: Any, size: int) -> str:
+    rows: list[str] = []
+    total = 0
+    for number, raw in enumerate(handle, 1):
+        total = number
+        if number <= PREVIEW_ROWS:
+            rows.append(f"{number:>6}\t{_decode(raw)}")
+        elif size > 50_000_000:
+            break
+    counted = f"{total:,} lines" if size <= 50_000_000 else human_size(size)
+    text = f"{path}: first {len(rows)} rows of {counted}."
+    delimiter = {".csv": ",", ".tsv": "\t", ".tab": "\t"}.get(real.suffix.lower())
+    if delimiter is not None and rows:
+        handle.seek(0)
+        first = handle.readline().decode("utf-8", errors="replace")
+        header = next(csv.reader([first], delimiter=delimiter), [])
+        kind = "CSV" if delimiter == "," else "TSV"
+        text += (
+            f" This is a {kind} file: its first line is the header, with {len(header)} columns: "
+            f"{', '.join(header)}. Data rows start at line 2."
+        )
+    return text + "\n" + "\n".join(rows)
+
+
+# -- editing -----------------------------------------------------------------------------
+def _replace_once(path: str, text: str, old: str, new: str) -> tuple[str, int]:
+    if old == "":
+        raise ToolError("old_text is empty. To add text without replacing any, use insert_line.")
+    if "\r\n" in text and old not in text and old.replace("\n", "\r\n") in text:
+        old, new = old.replace("\n", "\r\n"), new.replace("\n", "\r\n")
+    count = text.count(old)
+    if count == 1:
+        start = text.index(old)
+        return text[:start] + new + text[start + len(old) :], text.count("\n", 0, start) + 1
+    if count > 1:
+        lines: list[str] = []
+        position = text.find(old)
+        while position >= 0 and len(lines) < 10:
+            lines.append(str(text.count("\n", 0, position) + 1))
+            position = text.find(old, position + 1)
+        raise ToolError(
+            f"old_text occurs {count} times in {path} (at lines {', '.join(lines)}); it must occur exactly once. "
+            "Include more of the surrounding lines to make it unique."
+        )
+    probe = next((line.strip() for line in old.splitlines() if line.strip()), old.strip())
+    file_lines = text.splitlines()
+    stripped = [line.strip() for line in file_lines]
+    close = difflib.get_close_matches(probe, stripped, n=1, cutoff=0.4)
+    hint = ""
+    if close:
+        number = stripped.index(close[0]) + 1
+        hint = f" The closest line is {number}: {file_lines[number - 1]!r}."
+    raise ToolError(
+        f"old_text was not found in {path}.{hint} It must match exactly, including spaces and indentation; "
+        "read_file the lines and copy the text exactly."
+    )
+
+
+def _insert(path: str, text: str, after: int, new: str) -> tuple[str, int]:
+    lines = text.splitlines(keepends=True)
+    if not 0 <= after <= len(lines):
+        raise ToolError(f"insert_line must be between 0 and {len(lines)} (the number of lines in {path}).")
+    if new and not new.endswith("\n"):
+        new += "\n"
+    if after == len(lines) and lines and not lines[-1].endswith("\n"):
+        lines[-1] += "\n"
+    return "".join([*lines[:after], new, *lines[after:]]), after + 1
+
+
+def _snippet(text: str, first: int, count: int, context: int = 3) -> str:
+    lines = text.splitlines()
+    low, high = max(first - context, 1), min(first + count - 1 + context, len(lines))
+    return "\n".join(f"{n:>6}\t{_decode(lines[n - 1].encode())}" for n in range(low, high + 1))

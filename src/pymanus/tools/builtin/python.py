@@ -1,0 +1,276 @@
+"""The ``python`` tool: model-written code, run in the sandbox, never in this process.
+
+Code runs with the interpreter running PyManus (so it sees the same installed
+libraries) inside :class:`~pymanus.sandbox.Sandbox`, in the workspace, with matplotlib
+on its non-interactive ``Agg`` backend. Standard output and error are captured and
+cut to the sandbox's output limit; a traceback, an exit code, a timeout or a resource
+limit each become an observation that says how to recover.
+
+Two flavours:
+
+* :func:`python_tool` -- every call is a fresh process (nothing is kept between calls);
+* :class:`PythonRunner` with ``session=True`` -- variables persist between calls like a
+  notebook kernel: one long-lived sandboxed worker per run (keyed by ``run_id``). A
+  timeout or crash kills the worker; the next call starts a fresh one and says that
+  earlier variables are gone. Call :meth:`PythonRunner.aclose` (or
+  :meth:`PythonRunner.close_session` for one run) when runs end.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import importlib.util
+import re
+import secrets
+import sys
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+
+from pymanus.sandbox import Sandbox
+from pymanus.sandbox.streams import fit
+from pymanus.tools.builtin.python_session import BlockOutcome, WorkerSession, frame, parse_status
+from pymanus.tools.tool import DEFAULT_MAX_RESULT_CHARS, Tool, ToolContext, ToolResult
+
+WORKER_SOURCE = (Path(__file__).parent / "python_worker.py").read_text(encoding="utf-8")
+CODE_RETRIES = 6
+"""Failed calls in a row a run tolerates: fixing code by trial and error is normal work."""
+DATA_LIBRARIES = ("numpy", "pandas", "matplotlib", "scipy", "sklearn", "PIL", "openpyxl")
+
+
+def available_libraries() -> list[str]:
+    """The data libraries importable by the sandbox's interpreter (the current one)."""
+    return [name for name in DATA_LIBRARIES if importlib.util.find_spec(name) is not None]
+
+
+class PythonRunner:
+    """Owns the ``python`` tool and, in session mode, the live worker of each run.
+
+    Args:
+        sandbox: where code runs.
+        session: keep variables between calls (one worker per ``run_id``).
+    """
+
+    def __init__(self, sandbox: Sandbox, *, session: bool = True) -> None:
+        self.sandbox = sandbox
+        self.session = session
+        self.libraries = available_libraries()
+        self._sessions: dict[str, WorkerSession] = {}
+        self._restarted: set[str] = set()
+        self._cleanups: set[asyncio.Future[None]] = set()
+        self.tool_budget = DEFAULT_MAX_RESULT_CHARS
+        self._stream_limit = (self.tool_budget - 2000) // 2  # both streams and the notes fit in one result
+        self.tool: Tool = self._build_tool()
+
+    async def close_session(self, run_id: str) -> None:
+        """Stop the worker of one run (its variables are lost)."""
+        self._restarted.discard(run_id)
+        session = self._sessions.pop(run_id, None)
+        if session is not None:
+            await session.aclose()
+
+    async def aclose(self) -> None:
+        """Stop every worker."""
+        for run_id in list(self._sessions):
+            await self.close_session(run_id)
+
+    # -- the tool ----------------------------------------------------------------------
+    def _build_tool(self) -> Tool:
+        function = self._session_function() if self.session else self._oneshot_function()
+        return Tool(
+            function,
+            name="python",
+            description=self._description(),
+            parallel_safe=not self.session,
+            timeout=self.sandbox.timeout + 15,
+            max_retries=CODE_RETRIES,
+        )
+
+    def _session_function(self) -> Callable[..., Awaitable[ToolResult]]:
+        async def python(code: str, ctx: ToolContext, reset: bool = False) -> ToolResult:
+            """Run Python code.
+
+            Args:
+                code: the Python source to run.
+                reset: start from a fresh interpreter, forgetting all variables.
+            """
+            return await self._run_in_session(code, ctx.run_id, reset=reset)
+
+        return python
+
+    def _oneshot_function(self) -> Callable[..., Awaitable[ToolResult]]:
+        async def python(code: str) -> ToolResult:
+            """Run Python code.
+
+            Args:
+                code: the Python source to run.
+            """
+            return self._observation(await self._run_once(code), note="")
+
+        return python
+
+    def _description(self) -> str:
+        libs = self.libraries
+        isolated = self.sandbox.active_backend == "bwrap"
+        where = "an isolated sandbox" if isolated else "a separate process (not isolated: touch only the workspace)"
+        missing = [name for name in ("numpy", "pandas", "matplotlib") if name not in libs]
+        lines = [
+            f"Run Python 3 code in {where} and see what it prints (stdout and stderr).",
+            "The working directory is the workspace: read and write files there with relative paths; "
+            "files elsewhere are not kept. The value of a final bare expression is printed.",
+            f"Installed data libraries: {', '.join(libs) or 'none'}."
+            + (f" Not installed: {', '.join(missing)}; do not try to install packages." if missing else ""),
+        ]
+        if "matplotlib" in libs:
+            lines.append("matplotlib draws off-screen: save figures with plt.savefig('chart.png').")
+        if self.session:
+            lines.append("Variables, imports and functions persist between calls, like a notebook.")
+        else:
+            lines.append("Each call starts a fresh interpreter: nothing persists between calls except files.")
+        lines.append(f"Each call may run at most {self.sandbox.timeout:g} s.")
+        return "\n".join(lines)
+
+    # -- running -----------------------------------------------------------------------
+    def _argv(self, token: str) -> list[str]:
+        return [sys.executable, "-c", WORKER_SOURCE, token, str(self.sandbox.limits.cpu_seconds)]
+
+    def _env(self) -> dict[str, str]:
+        return {"MPLBACKEND": "Agg", "MPLCONFIGDIR": "/tmp/matplotlib"}
+
+    async def _run_once(self, code: str) -> BlockOutcome:
+        token = secrets.token_hex(8)
+        result = await self.sandbox.run(
+            self._argv(token), stdin=frame(code), env=self._env(), output_limit=self._stream_limit
+        )
+        stdout, _ = _strip_marker(result.stdout, token)
+        stderr, payload = _strip_marker(result.stderr, token)
+        status = parse_status(payload)
+        ended = None
+        if payload is None and not result.timed_out:
+            ended = result.exit_description(self.sandbox.limits)
+        return BlockOutcome(stdout, stderr, status, timed_out=result.timed_out, ended=ended)
+
+    async def _run_in_session(self, code: str, run_id: str, *, reset: bool) -> ToolResult:
+        note = ""
+        if reset:
+            await self.close_session(run_id)
+            note = "Started a fresh Python session: all earlier variables are gone."
+        elif run_id in self._restarted:
+            note = "This is a new Python session: variables from before the restart are gone."
+        self._restarted.discard(run_id)
+        session = await self._session(run_id)
+        try:
+            outcome = await session.run(code, self.sandbox.timeout)
+        except asyncio.CancelledError:
+            # The block may still be running: this worker's output can no longer be trusted.
+            self._discard(run_id, session)
+            raise
+        if outcome.timed_out or outcome.ended:
+            self._sessions.pop(run_id, None)
+            await session.aclose()
+            self._restarted.add(run_id)
+        return self._observation(outcome, note=note)
+
+    async def _session(self, run_id: str) -> WorkerSession:
+        """The live worker of ``run_id``, started if needed."""
+        session = self._sessions.get(run_id)
+        if session is not None and session.usable:
+            return session
+        if session is not None:
+            self._discard(run_id, session)
+        token = secrets.token_hex(8)
+        fresh = await WorkerSession.start(self.sandbox, self._argv(token), token, self._env(), self._stream_limit)
+        current = self._sessions.get(run_id)
+        if current is not None and current.usable:  # a concurrent call started one meanwhile
+            await fresh.aclose()
+            return current
+        self._sessions[run_id] = fresh
+        return fresh
+
+    def _discard(self, run_id: str, session: WorkerSession) -> None:
+        """Kill a worker now and release it in the background."""
+        if self._sessions.get(run_id) is session:
+            del self._sessions[run_id]
+            self._restarted.add(run_id)
+        session.process.kill_now()
+        with contextlib.suppress(RuntimeError):  # no running loop: nothing more to release
+            cleanup = asyncio.ensure_future(session.aclose())
+            self._cleanups.add(cleanup)
+            cleanup.add_done_callback(self._cleanups.discard)
+
+    # -- observations ------------------------------------------------------------------
+    def _observation(self, outcome: BlockOutcome, *, note: str) -> ToolResult:
+        parts = [note] if note else []
+        stdout, stderr = outcome.stdout.rstrip("\n"), outcome.stderr.rstrip("\n")
+        room = self.tool_budget - 1000  # left for the note and the footer
+        if stderr.strip():
+            stderr = fit(stderr, max(room - len(stdout), room // 3))
+            stdout = fit(stdout, room - len(stderr))
+        else:
+            stdout = fit(stdout, room)
+        if stdout:
+            parts.append(stdout)
+        if stderr.strip():
+            parts.append("[stderr]\n" + stderr)
+        ok = bool(outcome.status.get("ok")) and not outcome.timed_out and not outcome.ended
+        footer = self._footer(outcome)
+        if footer:
+            parts.append(footer)
+        elif ok and not stdout and not stderr.strip():
+            parts.append("(the code ran without error and printed nothing; print() the values you want to see)")
+        return ToolResult(content="\n\n".join(parts), is_error=not ok)
+
+    def _footer(self, outcome: BlockOutcome) -> str:
+        lost = " The session's variables are lost." if self.session else ""
+        limits = self.sandbox.limits
+        if outcome.timed_out:
+            return (
+                f"Stopped: the code ran longer than {self.sandbox.timeout:g} s and was killed.{lost} "
+                "Make it faster (smaller inputs, fewer iterations) or split the work over several calls."
+            )
+        if outcome.ended:
+            text = f"The Python process ended before the code finished ({outcome.ended}).{lost}"
+            if outcome.ended.startswith("killed"):
+                text += (
+                    f" Limits: {limits.memory_mb} MB memory, {limits.cpu_seconds} s CPU, "
+                    f"{limits.max_processes} processes; use less memory or time."
+                )
+            return text
+        status = outcome.status
+        error = status.get("error")
+        if error == "ModuleNotFoundError" and status.get("module"):
+            module = str(status["module"]).split(".")[0]
+            available = ", ".join(self.libraries) or "none"
+            return (
+                f"The module '{module}' is not installed in the sandbox, and packages cannot be installed here. "
+                f"Available data libraries: {available}. Otherwise use the standard library "
+                "(csv, json, statistics, math, collections, sqlite3)."
+            )
+        if error == "MemoryError":
+            return (
+                f"The code ran out of memory (limit {limits.memory_mb} MB per process). "
+                "Process the data in smaller chunks, or read only the columns you need."
+            )
+        if error:
+            return f"The code raised {error} (traceback above). Fix the code and run it again."
+        exit_code = status.get("exit")
+        if exit_code not in (None, 0):
+            return f"The code exited with status {exit_code}."
+        return ""
+
+
+def python_tool(sandbox: Sandbox) -> Tool:
+    """A ``python`` tool whose every call runs in a fresh sandboxed interpreter.
+
+    It holds no process between calls, so it needs no closing. For variables that
+    persist between calls use ``PythonRunner(sandbox, session=True)``.
+    """
+    return PythonRunner(sandbox, session=False).tool
+
+
+def _strip_marker(text: str, token: str) -> tuple[str, str | None]:
+    """Remove the worker's end marker from captured text; return the text and its payload."""
+    match = re.search(re.escape(f"\x1e{token}:") + r"([^\x1e]*)\x1e", text)
+    if match is None:
+        return text, None
+    return text[: match.start()] + text[match.end() :], match.group(1)

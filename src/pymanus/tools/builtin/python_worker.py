@@ -1,0 +1,115 @@
+"""The worker that runs model-written Python inside the sandbox, one code block at a time.
+
+Not imported by PyManus: :mod:`pymanus.tools.builtin.python` passes this file's source
+to ``python -c`` inside the sandbox, so it uses the standard library only.
+
+Protocol. Arguments: a random token and the CPU seconds granted per block. Standard
+input carries blocks as ``<byte length>\\n<utf-8 source>``; the worker takes the pipe
+for itself and gives the code an empty stdin. After each block it writes
+``\\x1e<token>:\\x1e`` to stdout and ``\\x1e<token>:<json status>\\x1e`` to stderr, so
+the host knows where the block's output ends. Variables persist between blocks (a
+session); the host simply sends one block and closes the pipe for a one-shot run.
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+import contextlib
+import json
+import linecache
+import os
+import resource
+import sys
+import traceback
+from types import TracebackType
+from typing import Any
+
+SEPARATOR = b"\x1e"
+
+
+def main() -> int:
+    """Serve code blocks until the command pipe closes; exit 1 if the last block failed."""
+    token = sys.argv[1].encode()
+    cpu_seconds = int(sys.argv[2])
+    sys.argv = [""]  # the code sees a plain interpreter, not the protocol's token
+    commands = os.fdopen(os.dup(0), "rb")
+    empty = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(empty, 0)
+    os.close(empty)
+    namespace: dict[str, Any] = {"__name__": "__main__", "__builtins__": builtins}
+    number = 0
+    status: dict[str, Any] = {"ok": True}
+    while True:
+        header = commands.readline()
+        if not header.strip():
+            return 0 if status.get("ok") else 1
+        source = commands.read(int(header)).decode("utf-8", errors="replace")
+        number += 1
+        _grant_cpu(cpu_seconds)
+        status = run_block(source, f"<cell {number}>", namespace)
+        _flush()
+        os.write(1, SEPARATOR + token + b":" + SEPARATOR)
+        os.write(2, SEPARATOR + token + b":" + json.dumps(status).encode() + SEPARATOR)
+
+
+def run_block(source: str, filename: str, namespace: dict[str, Any]) -> dict[str, Any]:
+    """Run one block like a notebook cell: the value of a final expression is printed."""
+    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+    try:
+        tree = ast.parse(source, filename)
+    except SyntaxError as exc:
+        sys.stderr.write("".join(traceback.format_exception_only(type(exc), exc)))
+        return {"ok": False, "error": "SyntaxError"}
+    last = tree.body[-1] if tree.body else None
+    if isinstance(last, ast.Expr):
+        tree.body.pop()
+    else:
+        last = None
+    try:
+        exec(compile(tree, filename, "exec"), namespace)
+        if last is not None:
+            value = eval(compile(ast.Expression(last.value), filename, "eval"), namespace)
+            if value is not None:
+                print(repr(value))
+    except SystemExit as exc:
+        code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+        if exc.code is not None and not isinstance(exc.code, int):
+            sys.stderr.write(f"{exc.code}\n")
+        return {"ok": code == 0, "exit": code}
+    except BaseException as exc:
+        tb = _user_frames(exc.__traceback__, filename)
+        sys.stderr.write("".join(traceback.format_exception(type(exc), exc, tb)))
+        status: dict[str, Any] = {"ok": False, "error": type(exc).__name__}
+        if isinstance(exc, ModuleNotFoundError) and exc.name:
+            status["module"] = exc.name
+        return status
+    return {"ok": True}
+
+
+def _user_frames(tb: TracebackType | None, filename: str) -> TracebackType | None:
+    """Skip the worker's own frames at the top of a traceback."""
+    while tb is not None and not tb.tb_frame.f_code.co_filename.startswith("<cell"):
+        tb = tb.tb_next
+    return tb
+
+
+def _grant_cpu(seconds: int) -> None:
+    """Give the next block a fresh CPU budget (the hard limit was left open for this)."""
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    used = int(usage.ru_utime + usage.ru_stime) + 1
+    _, hard = resource.getrlimit(resource.RLIMIT_CPU)
+    soft = used + seconds
+    if hard != resource.RLIM_INFINITY:
+        soft = min(soft, hard)
+    resource.setrlimit(resource.RLIMIT_CPU, (soft, hard))
+
+
+def _flush() -> None:
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(OSError, ValueError):
+            stream.flush()
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,315 @@
+"""The python tool: observations for every way code can go wrong, sessions, and containment."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import shutil
+import socket
+import threading
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pymanus.sandbox import Limits, Sandbox
+from pymanus.sandbox.limits import find_pids_parent
+from pymanus.tools import Tool, ToolContext, ToolResult
+from pymanus.tools.builtin.python import PythonRunner, available_libraries, python_tool
+
+HAVE_BWRAP = shutil.which("bwrap") is not None
+needs_bwrap = pytest.mark.skipif(not HAVE_BWRAP, reason="bubblewrap is not installed")
+BACKENDS = ["none", pytest.param("bwrap", marks=needs_bwrap)]
+WORKER_MARK = "The worker that runs model-written Python"
+
+
+def worker_processes() -> list[int]:
+    found = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                if WORKER_MARK.encode() in Path(f"/proc/{entry}/cmdline").read_bytes():
+                    found.append(int(entry))
+            except OSError:
+                continue
+    return found
+
+
+async def no_workers_left() -> bool:
+    for _ in range(150):
+        if not worker_processes():
+            return True
+        await asyncio.sleep(0.02)
+    return False
+
+
+async def call(tool: Tool, code: str, run_id: str = "run", **extra: Any) -> ToolResult:
+    return await tool.run(tool.validate({"code": code, **extra}), ToolContext(run_id=run_id))
+
+
+@pytest.fixture(params=BACKENDS)
+def sandbox(request: pytest.FixtureRequest, tmp_path: Path) -> Sandbox:
+    return Sandbox(tmp_path / "ws", backend=request.param, timeout=10)
+
+
+@pytest.fixture
+def once(sandbox: Sandbox) -> Tool:
+    return python_tool(sandbox)
+
+
+@pytest.fixture
+async def runner(sandbox: Sandbox) -> AsyncIterator[PythonRunner]:
+    runner = PythonRunner(sandbox, session=True)
+    yield runner
+    await runner.aclose()
+
+
+# -- the tool as the model sees it ---------------------------------------------------------
+def test_description_lists_the_data_libraries(tmp_path: Path) -> None:
+    tool = python_tool(Sandbox(tmp_path, backend="none", timeout=7))
+    assert tool.name == "python"
+    for name in available_libraries():
+        assert name in tool.description
+    for name in ("numpy", "pandas", "matplotlib"):
+        if name not in available_libraries():
+            assert name in tool.description.split("Not installed")[1]
+    assert "workspace" in tool.description and "7 s" in tool.description
+    assert tool.timeout is not None and tool.timeout > 7
+    assert list(tool.parameters["properties"]) == ["code"]
+
+
+def test_session_tool_has_a_reset_and_is_not_parallel(tmp_path: Path) -> None:
+    tool = PythonRunner(Sandbox(tmp_path, backend="none"), session=True).tool
+    assert list(tool.parameters["properties"]) == ["code", "reset"]
+    assert not tool.parallel_safe and "persist" in tool.description
+
+
+# -- observations ------------------------------------------------------------------------
+async def test_prints_and_shows_the_last_expression(once: Tool) -> None:
+    result = await call(once, "print('hello')\n6 * 7")
+    assert not result.is_error and result.text == "hello\n42"
+
+
+async def test_silent_code_says_so(once: Tool) -> None:
+    result = await call(once, "x = 1")
+    assert not result.is_error and "printed nothing" in result.text
+
+
+async def test_traceback_shows_the_failing_line(once: Tool) -> None:
+    result = await call(once, "def f(x):\n    return 1 / x\nf(0)")
+    assert result.is_error
+    assert 'File "<cell 1>", line 2, in f' in result.text and "return 1 / x" in result.text
+    assert "ZeroDivisionError" in result.text and "Fix the code" in result.text
+    assert "python_worker" not in result.text and "<string>" not in result.text
+
+
+async def test_syntax_error(once: Tool) -> None:
+    result = await call(once, "def broken(:\n    pass")
+    assert result.is_error and "SyntaxError" in result.text and "def broken(:" in result.text
+
+
+async def test_missing_module_says_how_to_recover(once: Tool) -> None:
+    result = await call(once, "import surely_not_installed_xyz.sub")
+    assert result.is_error
+    assert "'surely_not_installed_xyz' is not installed" in result.text
+    assert "standard library" in result.text and "csv" in result.text
+
+
+async def test_exit_status_and_input(once: Tool) -> None:
+    exited = await call(once, "import sys; print('bye'); sys.exit(4)")
+    assert exited.is_error and "bye" in exited.text and "status 4" in exited.text
+    fine = await call(once, "raise SystemExit(0)")
+    assert not fine.is_error
+    reading = await call(once, "input('name? ')")
+    assert reading.is_error and "EOFError" in reading.text
+
+
+async def test_files_land_in_the_workspace_and_matplotlib_is_headless(once: Tool, sandbox: Sandbox) -> None:
+    result = await call(once, "import os\nopen('made.txt', 'w').write('data')\nprint(os.environ['MPLBACKEND'])")
+    assert result.text == "Agg"
+    assert (sandbox.workspace / "made.txt").read_text() == "data"
+    assert "data" in (await call(once, "print(open('made.txt').read())")).text
+
+
+def quick(sandbox: Sandbox) -> Sandbox:
+    """The same sandbox with a one-second time limit."""
+    return Sandbox(sandbox.workspace, backend=sandbox.backend, timeout=1)
+
+
+async def test_listed_libraries_really_import(once: Tool) -> None:
+    libraries = available_libraries()
+    if not libraries:
+        pytest.skip("no data library installed")
+    result = await call(once, f"import {', '.join(libraries)}\nprint('imported')")
+    assert result.text == "imported", result.text
+
+
+async def test_infinite_loop_is_stopped(sandbox: Sandbox) -> None:
+    result = await call(python_tool(quick(sandbox)), "print('start')\nwhile True:\n    pass")
+    assert result.is_error and "start" in result.text
+    assert "ran longer than 1 s and was killed" in result.text
+    assert await no_workers_left()
+
+
+async def test_gigabytes_of_output_are_cut(sandbox: Sandbox) -> None:
+    result = await call(python_tool(quick(sandbox)), "while True:\n    print('x' * 10000)")
+    assert result.is_error and "bytes of output cut" in result.text and "killed" in result.text
+    assert len(result.text) < sandbox.output_limit + 1000
+    assert await no_workers_left()
+
+
+async def test_memory_bomb_is_a_memory_error(tmp_path: Path, sandbox: Sandbox) -> None:
+    small = Sandbox(sandbox.workspace, backend=sandbox.backend, limits=Limits(memory_mb=256), timeout=5)
+    result = await call(python_tool(small), "blocks = []\nwhile True:\n    blocks.append(bytearray(10**7))")
+    assert result.is_error and "MemoryError" in result.text and "256 MB" in result.text
+
+
+FORK_BOMB = """
+import os
+while True:
+    try:
+        os.fork()
+    except OSError:
+        pass
+"""
+
+
+async def test_fork_bomb_is_contained_and_ended(sandbox: Sandbox) -> None:
+    if os.geteuid() == 0 and find_pids_parent() is None:
+        pytest.skip("root without a writable pids cgroup: a fork bomb would only be bounded by the timeout")
+    capped = Sandbox(sandbox.workspace, backend=sandbox.backend, limits=Limits(max_processes=32), timeout=1.5)
+    result = await call(python_tool(capped), FORK_BOMB)
+    assert result.is_error and "ran longer than 1.5 s and was killed" in result.text
+    assert await no_workers_left()
+
+
+# -- isolation (bubblewrap) ------------------------------------------------------------------
+@needs_bwrap
+async def test_code_cannot_write_or_read_outside(tmp_path: Path) -> None:
+    sandbox = Sandbox(tmp_path / "ws", backend="bwrap", timeout=5)
+    secret = tmp_path / "secret.txt"
+    secret.write_text("host secret")
+    tool = python_tool(sandbox)
+    writes = await call(tool, "open('/etc/pymanus-x', 'w')")
+    assert writes.is_error and "Read-only file system" in writes.text
+    climbs = await call(tool, "import os\nos.chdir('..')\nopen('escaped.txt', 'w').write('x')\nprint(os.getcwd())")
+    assert not (tmp_path / "escaped.txt").exists()
+    assert climbs.text  # whatever it did, it did it in the sandbox's private scratch space
+    reads = await call(tool, f"print(open({str(secret)!r}).read())")
+    assert reads.is_error and "FileNotFoundError" in reads.text and "host secret" not in reads.text
+    home = await call(tool, "import os\nprint(os.listdir(os.path.expanduser('~')))")
+    assert "pymanus" not in home.text
+
+
+@pytest.fixture
+def listener() -> Iterator[tuple[int, list[socket.socket]]]:
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen()
+    server.settimeout(0.1)
+    accepted: list[socket.socket] = []
+    stop = threading.Event()
+
+    def serve() -> None:
+        while not stop.is_set():
+            try:
+                accepted.append(server.accept()[0])
+            except OSError:
+                continue
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    yield server.getsockname()[1], accepted
+    stop.set()
+    thread.join()
+    server.close()
+
+
+@needs_bwrap
+async def test_code_cannot_reach_the_network(tmp_path: Path, listener: tuple[int, list[socket.socket]]) -> None:
+    port, accepted = listener
+    tool = python_tool(Sandbox(tmp_path / "ws", backend="bwrap", timeout=5))
+    local = await call(tool, f"import socket\nsocket.create_connection(('127.0.0.1', {port}), timeout=3)")
+    assert local.is_error and ("ConnectionRefusedError" in local.text or "OSError" in local.text)
+    public = await call(tool, "import socket\nsocket.create_connection(('1.1.1.1', 80), timeout=3)")
+    assert public.is_error and "unreachable" in public.text.lower()
+    await asyncio.sleep(0.2)
+    assert accepted == []
+
+
+# -- sessions ----------------------------------------------------------------------------
+async def test_one_shot_calls_share_nothing(once: Tool) -> None:
+    await call(once, "secret = 41")
+    result = await call(once, "secret + 1")
+    assert result.is_error and "NameError" in result.text
+
+
+async def test_session_keeps_variables(runner: PythonRunner) -> None:
+    await call(runner.tool, "import math\ntotal = 40")
+    result = await call(runner.tool, "total + 2")
+    assert result.text == "42"
+    assert (await call(runner.tool, "math.sqrt(16)")).text == "4.0"
+
+
+async def test_sessions_are_per_run(runner: PythonRunner) -> None:
+    await call(runner.tool, "owner = 'a'", run_id="a")
+    other = await call(runner.tool, "owner", run_id="b")
+    assert other.is_error and "NameError" in other.text
+    assert (await call(runner.tool, "owner", run_id="a")).text == "'a'"
+
+
+async def test_session_restarts_after_a_crash_and_says_so(runner: PythonRunner) -> None:
+    await call(runner.tool, "kept = 1")
+    crash = await call(runner.tool, "import os\nprint('before', flush=True)\nos._exit(9)")
+    assert crash.is_error and "before" in crash.text
+    assert "ended before the code finished (exit code 9)" in crash.text and "variables are lost" in crash.text
+    after = await call(runner.tool, "kept")
+    assert "new Python session" in after.text and "NameError" in after.text
+    assert (await call(runner.tool, "kept = 2\nkept")).text == "2"
+
+
+async def test_session_restarts_after_a_timeout(sandbox: Sandbox) -> None:
+    runner = PythonRunner(quick(sandbox), session=True)
+    await call(runner.tool, "kept = 1")
+    stuck = await call(runner.tool, "while True:\n    pass")
+    assert stuck.is_error and "killed" in stuck.text and "variables are lost" in stuck.text
+    after = await call(runner.tool, "print('alive')")
+    assert "new Python session" in after.text and "alive" in after.text
+    await runner.aclose()
+
+
+async def test_session_reset(runner: PythonRunner) -> None:
+    await call(runner.tool, "kept = 1")
+    result = await call(runner.tool, "'kept' in dir()", reset=True)
+    assert "fresh Python session" in result.text and "False" in result.text
+
+
+async def test_session_memory_error_keeps_the_session(runner: PythonRunner, sandbox: Sandbox) -> None:
+    await call(runner.tool, "kept = 'still here'")
+    result = await call(runner.tool, "x = bytearray(10 * 1024**3)")
+    assert result.is_error and "MemoryError" in result.text
+    assert (await call(runner.tool, "kept")).text == "'still here'"
+
+
+async def test_aclose_stops_every_worker(sandbox: Sandbox) -> None:
+    runner = PythonRunner(sandbox, session=True)
+    await call(runner.tool, "a = 1", run_id="one")
+    await call(runner.tool, "b = 1", run_id="two")
+    assert len(worker_processes()) >= 2
+    await runner.aclose()
+    assert await no_workers_left()
+    await runner.aclose()  # closing twice is fine
+
+
+async def test_a_cancelled_call_discards_the_session(runner: PythonRunner) -> None:
+    await call(runner.tool, "kept = 1")
+    task = asyncio.ensure_future(call(runner.tool, "import time\ntime.sleep(30)"))
+    await asyncio.sleep(0.3)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    after = await call(runner.tool, "print('fresh')")
+    assert "new Python session" in after.text and "fresh" in after.text
+    await runner.aclose()
+    assert await no_workers_left()
