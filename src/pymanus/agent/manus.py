@@ -13,6 +13,7 @@ from pathlib import Path
 
 from pymanus.agent.agent import Agent
 from pymanus.config import Settings
+from pymanus.models.base import Model
 from pymanus.sandbox.paths import PathJail
 from pymanus.sandbox.process import Sandbox
 from pymanus.tools.builtin.files import file_tools
@@ -90,18 +91,25 @@ def missing_outputs(task: str, answer: str, context: ToolContext) -> str | None:
     )
 
 
-def build_manus_agent(settings: Settings, *, asker: AskHuman | None = None) -> Agent:
-    """The general-purpose agent for ``settings``; ``asker`` answers ``ask_human`` (default: the terminal)."""
-    from pymanus.models.resolve import resolve_model
+def build_manus_agent(settings: Settings, *, model: Model | None = None, asker: AskHuman | None = None) -> Agent:
+    """The general-purpose agent for ``settings``.
 
-    model = resolve_model(
-        settings.model.name,
-        base_url=settings.model.base_url or None,
-        api_key=settings.model.api_key or None,
-        context_window=settings.model.context_window,
-        vision=settings.model.vision,
-        request_timeout=settings.model.request_timeout,
-    )
+    Args:
+        settings: model, workspace, limits, sandbox and web settings.
+        model: use this model instead of the one ``settings`` names.
+        asker: answers ``ask_human`` (default: the terminal).
+    """
+    if model is None:
+        from pymanus.models.resolve import resolve_model
+
+        model = resolve_model(
+            settings.model.name,
+            base_url=settings.model.base_url or None,
+            api_key=settings.model.api_key or None,
+            context_window=settings.model.context_window,
+            vision=settings.model.vision,
+            request_timeout=settings.model.request_timeout,
+        )
     workspace = Path(settings.agent.workspace).expanduser().resolve()
     jail = PathJail(workspace, settings.sandbox.read_only_roots)
     sandbox = Sandbox(workspace, backend=settings.sandbox.backend, read_only_binds=settings.sandbox.read_only_roots)

@@ -1,0 +1,134 @@
+"""The Manus preset end to end with scripted models: real tools, real sandbox, real files."""
+
+from __future__ import annotations
+
+import shutil
+import socket
+import threading
+from pathlib import Path
+
+import pytest
+
+from pymanus import RunState
+from pymanus.agent.manus import build_manus_agent, missing_outputs
+from pymanus.config import Settings
+from pymanus.models import ScriptedModel, call
+from pymanus.tools.tool import ToolContext
+
+needs_bwrap = pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap is not installed")
+
+
+def settings_for(workspace: Path, **sandbox: object) -> Settings:
+    return Settings.load(
+        path=None,
+        env={},
+        overrides={"agent": {"workspace": str(workspace)}, "sandbox": dict(sandbox)},
+        cwd=workspace.parent,
+    )
+
+
+async def test_a_csv_report_task_with_real_tools(tmp_path: Path) -> None:
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    (workspace / "sales.csv").write_text("region,amount\nnorth,10\nsouth,5\nnorth,2.5\n")
+    code = (
+        "import csv\n"
+        "totals = {}\n"
+        "for row in csv.DictReader(open('sales.csv')):\n"
+        "    totals[row['region']] = totals.get(row['region'], 0) + float(row['amount'])\n"
+        "lines = ['| region | total |', '|---|---|'] + [f'| {r} | {t} |' for r, t in sorted(totals.items())]\n"
+        "open('report.md', 'w').write('\\n'.join(lines) + '\\n')\n"
+        "print(totals)\n"
+    )
+    model = ScriptedModel(
+        [
+            call("read_file", path="sales.csv", preview=True),
+            call("python", code=code),
+            call("terminate", status="success", message="Wrote report.md"),
+        ]
+    )
+    agent = build_manus_agent(settings_for(workspace), model=model)
+    try:
+        result = await agent.run("Read sales.csv, compute the total amount per region, write report.md.")
+    finally:
+        await agent.aclose()
+    assert result.state is RunState.FINISHED, result.output
+    observations = [m.text for m in result.messages if m.role == "tool"]
+    assert "header" in observations[0].lower()
+    assert "{'north': 12.5, 'south': 5.0}" in observations[1]
+    assert (workspace / "report.md").read_text().splitlines()[2] == "| north | 12.5 |"
+
+
+async def test_completion_check_catches_a_missing_report(tmp_path: Path) -> None:
+    workspace = tmp_path / "ws"
+    model = ScriptedModel(
+        [
+            call("terminate", status="success", message="done"),
+            call("write_file", path="out/report.md", content="# Report\n"),
+            call("terminate", status="success", message="done now"),
+        ]
+    )
+    agent = build_manus_agent(settings_for(workspace), model=model)
+    result = await agent.run("Write the summary to out/report.md")
+    await agent.aclose()
+    assert (result.state, result.output, result.steps) == (RunState.FINISHED, "done now", 3)
+    first = next(m for m in result.messages if m.role == "tool")
+    assert "out/report.md" in first.text and "not finished" in first.text
+
+
+def test_missing_outputs_names_only_absent_files(tmp_path: Path) -> None:
+    (tmp_path / "sales.csv").write_text("x")
+    context = ToolContext(run_id="r", workspace=tmp_path)
+    task = "Read sales.csv and write report.md and data/summary.json (see https://example.com/a.html)."
+    problem = missing_outputs(task, "", context)
+    assert problem is not None
+    assert "report.md, data/summary.json" in problem
+    assert "sales.csv" not in problem and "a.html" not in problem
+    assert missing_outputs("Say hello.", "", context) is None
+
+
+@needs_bwrap
+async def test_escapes_are_observations_and_the_run_goes_on(tmp_path: Path) -> None:
+    workspace = tmp_path / "ws"
+    secret = tmp_path / "secret.txt"
+    secret.write_text("TOP-SECRET")
+    received: list[bytes] = []
+    listener = socket.create_server(("127.0.0.1", 0))
+    port = listener.getsockname()[1]
+
+    def accept() -> None:
+        listener.settimeout(5)
+        try:
+            connection, _ = listener.accept()
+            received.append(connection.recv(100))
+        except OSError:
+            pass
+
+    thread = threading.Thread(target=accept, daemon=True)
+    thread.start()
+    model = ScriptedModel(
+        [
+            call("read_file", path="../secret.txt"),
+            call("python", code=f"print(open({str(secret)!r}).read())"),
+            call("python", code="open('/etc/pymanus-x', 'w').write('x')"),
+            call("python", code=f"import socket; socket.create_connection(('127.0.0.1', {port}), timeout=2)"),
+            call("web_fetch", url=f"http://127.0.0.1:{port}/"),
+            call("terminate", status="success", message="survived"),
+        ]
+    )
+    agent = build_manus_agent(settings_for(workspace), model=model)
+    try:
+        result = await agent.run("Try to escape.")
+    finally:
+        await agent.aclose()
+        listener.close()
+    assert (result.state, result.output) == (RunState.FINISHED, "survived")
+    observations = [m.text for m in result.messages if m.role == "tool"][:-1]
+    assert all("TOP-SECRET" not in text for text in observations)
+    assert "outside the workspace" in observations[0]
+    assert "FileNotFoundError" in observations[1] or "No such file" in observations[1]
+    assert "Read-only file system" in observations[2] or "Permission" in observations[2]
+    assert "ConnectionRefusedError" in observations[3] or "Network is unreachable" in observations[3]
+    assert "not allowed" in observations[4].lower() or "allow_domains" in observations[4]
+    assert received == []
+    assert not Path("/etc/pymanus-x").exists()
