@@ -80,11 +80,35 @@ def test_missing_outputs_names_only_absent_files(tmp_path: Path) -> None:
     (tmp_path / "sales.csv").write_text("x")
     context = ToolContext(run_id="r", workspace=tmp_path)
     task = "Read sales.csv and write report.md and data/summary.json (see https://example.com/a.html)."
-    problem = missing_outputs(task, "", context)
+    problem = missing_outputs(task, "done", context)
     assert problem is not None
-    assert "report.md, data/summary.json" in problem
+    assert "the task names report.md, but" in problem
+    assert "the task names data/summary.json, but" in problem
     assert "sales.csv" not in problem and "a.html" not in problem
-    assert missing_outputs("Say hello.", "", context) is None
+    assert missing_outputs("Say hello.", "Hello!", context) is None
+
+
+@pytest.mark.parametrize(
+    ("content", "answer", "expected"),
+    [
+        ("| north | 12.5 |\n", "Done.", None),
+        ("", "Done.", "report.md is empty"),
+        ("| region | {{region_totals}} |\n", "Done.", "report.md still contains a placeholder"),
+        ("[INSERT TABLE HERE]", "Done.", "report.md still contains a placeholder"),
+        ("| north | 12.5 |\n", "<result>", "your answer '<result>' is a placeholder"),
+        ("| north | 12.5 |\n", "", "your answer '' is a placeholder"),
+        ('{"a": {"b": 1}}', "There are 7 items.", None),
+    ],
+)
+def test_completion_check_rejects_empty_templated_and_placeholder_results(
+    tmp_path: Path, content: str, answer: str, expected: str | None
+) -> None:
+    (tmp_path / "report.md").write_text(content)
+    problem = missing_outputs("Write report.md.", answer, ToolContext(run_id="r", workspace=tmp_path))
+    if expected is None:
+        assert problem is None
+    else:
+        assert problem is not None and expected in problem
 
 
 @needs_bwrap

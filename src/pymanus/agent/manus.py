@@ -38,7 +38,7 @@ Tools:
 How to work:
 - Look before you act: list or read the input files first.
 - Use `python` for any computation on data (sums, tables, statistics); print the results. \
-Write files with `write_file` or from Python.
+Write files with `write_file` or from Python, always with the real computed values, never placeholders.
 - If a tool reports an error, read it, fix the cause and try a different way; never repeat the same call.
 - Before finishing, make sure every file the task asks for exists with the right content.
 - When the task is done, call `terminate` with status "success" and a short answer for the user. \
@@ -77,18 +77,41 @@ def describe_tools(tools: list[Tool]) -> str:
 
 
 def missing_outputs(task: str, answer: str, context: ToolContext) -> str | None:
-    """The files the task names that do not exist in the workspace, as a note for the model."""
+    """What is still wrong with a final answer, as a note for the model (``None``: accept it).
+
+    Small models often finish early: they announce a file they never wrote, write a
+    template instead of the values, or answer with a placeholder. Checked: every file the
+    task names exists and is not empty or a template, and the answer is not a placeholder.
+    """
     workspace = Path(context.workspace)
-    names = dict.fromkeys(_FILE_NAME.findall(task))
-    missing = [name for name in names if not (workspace / name).exists()]
-    if not missing:
+    problems = []
+    for name in dict.fromkeys(_FILE_NAME.findall(task)):
+        path = workspace / name
+        if not path.exists():
+            problems.append(f"the task names {name}, but the workspace has no such file")
+        elif path.is_file() and path.stat().st_size == 0:
+            problems.append(f"{name} is empty")
+        elif path.is_file() and path.suffix in _TEXT_SUFFIXES and _PLACEHOLDER.search(_head(path)):
+            problems.append(f"{name} still contains a placeholder such as {{{{...}}}} instead of real values")
+    if _PLACEHOLDER_ANSWER.fullmatch(answer.strip()):
+        problems.append(f"your answer {answer.strip()!r} is a placeholder, not the actual answer")
+    if not problems:
         return None
-    listed = ", ".join(missing)
     return (
-        f"the task names {listed}, but the workspace has no such file. "
-        "Create it (with write_file or Python) before finishing, or call terminate with status "
-        '"failure" if it cannot be made.'
+        "; ".join(problems) + ". Compute the real values (with python), write every requested file, then finish; "
+        'call terminate with status "failure" if it cannot be done.'
     )
+
+
+_TEXT_SUFFIXES = {".md", ".txt", ".csv", ".tsv", ".json", ".html", ".yaml", ".yml"}
+# Template slots a model left unfilled: {{total}}, {region_totals}, <result>, [INSERT ...].
+_PLACEHOLDER = re.compile(r"\{\{[^{}\n]{1,60}\}\}|\[(?:INSERT|TODO|PLACEHOLDER)[^\]\n]{0,60}\]", re.IGNORECASE)
+_PLACEHOLDER_ANSWER = re.compile(r"<[\w .-]{0,40}>|\{\{?[\w .-]{0,40}\}?\}|\[[\w .-]{0,40}\]|")
+
+
+def _head(path: Path, limit: int = 200_000) -> str:
+    with path.open("rb") as handle:
+        return handle.read(limit).decode("utf-8", errors="replace")
 
 
 def build_manus_agent(settings: Settings, *, model: Model | None = None, asker: AskHuman | None = None) -> Agent:
