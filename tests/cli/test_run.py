@@ -154,3 +154,19 @@ def test_flags_override_env_and_file(chat_server_thread: ChatServer, tmp_path: P
     assert proc.returncode == 0, proc.stderr
     assert chat_server_thread.requests[0]["model"] == "from-env"
     assert json.loads(proc.stdout)["workspace"] == str(tmp_path / "ws-flag")
+
+
+def test_verbose_shows_model_io_and_structured_records(chat_server_thread: ChatServer, tmp_path: Path) -> None:
+    chat_server_thread.push(
+        completion(tool_calls=[tool_call("list_dir", {"path": "."})]),
+        completion("Nothing here."),
+    )
+    proc = run_cli(
+        ["run", "--model", "openai:any", "--verbose", "What is in the workspace?"], tmp_path, chat_server_thread
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "step 1 request" in proc.stdout and "What is in the workspace?" in proc.stdout
+    assert "tool call" in proc.stdout and "list_dir" in proc.stdout
+    assert "INFO pymanus.agent: model call openai:any" in proc.stderr
+    assert "step=1" in proc.stderr and "run_id=" in proc.stderr
+    assert "INFO pymanus.tools: tool call list_dir ok" in proc.stderr

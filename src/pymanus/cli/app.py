@@ -9,8 +9,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-import logging
-import sys
 from pathlib import Path
 from typing import Annotated
 
@@ -19,6 +17,7 @@ from rich.console import Console
 
 from pymanus.agent.events import RunFinished, RunState
 from pymanus.agent.result import RunResult
+from pymanus.cli.logs import enable_verbose_logging
 from pymanus.config import Settings
 from pymanus.errors import ConfigError, PyManusError
 
@@ -62,7 +61,7 @@ def run(
         raise _fail_usage(str(exc)) from None
 
     if verbose:
-        logging.basicConfig(level=logging.INFO, stream=sys.stderr, format="%(levelname)s %(name)s: %(message)s")
+        enable_verbose_logging()
     console = Console(stderr=as_json, highlight=False)
     try:
         result = asyncio.run(_run_with_progress(agent, task, console, verbose))
