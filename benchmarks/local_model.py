@@ -1,0 +1,290 @@
+"""The embedded local model: load time, generation speed, prompt cache, tool-call quality.
+
+Usage::
+
+    python benchmarks/local_model.py [PACK]             # default qwen2.5-coder-1.5b
+    python benchmarks/local_model.py PACK --formats     # native vs JSON-envelope grammar
+
+Prints, for one pack:
+
+* load time (weights mmap'd, context allocated; pack assembly excluded) and context size;
+* generation speed in tokens/s: free text, and grammar-constrained tool calls;
+* a 5-step growing agent conversation: prompt tokens per step and how many of them were
+  actually evaluated (the rest came from the KV cache of the previous step);
+* with ``--formats``: for each tool-output shape, on 12 agent situations x ``--trials``,
+  how often the model chose the right action (right tool, or a final answer when the
+  task is done), argument correctness, and seconds per step.
+
+Timing numbers depend on the machine and on other load; run it alone.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import logging
+import re
+import statistics
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from pymanus.errors import ModelOutputError
+from pymanus.messages import Message, ToolCall
+from pymanus.models.base import ModelSettings, ToolDefinition
+from pymanus.models.local import LocalModel
+
+
+def _tool(name: str, description: str, **props: tuple[str, str]) -> ToolDefinition:
+    return ToolDefinition(
+        name=name,
+        description=description,
+        parameters={
+            "type": "object",
+            "properties": {key: {"type": kind, "description": text} for key, (kind, text) in props.items()},
+            "required": list(props),
+        },
+    )
+
+
+TOOLS = [
+    _tool("add", "Add two integers.", a=("integer", "first addend"), b=("integer", "second addend")),
+    _tool("read_file", "Read a text file from the workspace.", path=("string", "path of the file")),
+    _tool(
+        "write_file",
+        "Write a text file in the workspace.",
+        path=("string", "path of the file"),
+        content=("string", "text to write"),
+    ),
+    _tool("python_execute", "Run Python code and return what it prints.", code=("string", "Python source")),
+    _tool("web_search", "Search the web.", query=("string", "search terms")),
+]
+SYSTEM = (
+    "You are PyManus, an autonomous agent. Solve the user's task step by step with the tools. "
+    "When the task is done, reply with the final answer as plain text."
+)
+
+
+def _call(name: str, **arguments: Any) -> ToolCall:
+    import json
+
+    return ToolCall(id=f"call_{name}", name=name, arguments=json.dumps(arguments))
+
+
+def _history(task: str, *steps: tuple[ToolCall, str]) -> list[Message]:
+    messages = [Message.system(SYSTEM), Message.user(task)]
+    for call, result in steps:
+        messages += [Message.assistant(tool_calls=[call]), Message.tool(call.id, call.name, result)]
+    return messages
+
+
+Check = Callable[[Message], bool]
+
+
+def _calls(name: str, check: Callable[[dict[str, Any]], bool] = lambda args: True) -> Check:
+    import json
+
+    return lambda m: (
+        bool(m.tool_calls) and m.tool_calls[0].name == name and check(json.loads(m.tool_calls[0].arguments))
+    )
+
+
+def _answers(pattern: str) -> Check:
+    return lambda m: not m.tool_calls and re.search(pattern, m.text, re.IGNORECASE) is not None
+
+
+@dataclass
+class Case:
+    """One agent situation: the conversation so far, the right action and a stricter argument check."""
+
+    name: str
+    messages: list[Message]
+    action: Check
+    exact: Check
+
+
+SUM = _call("add", a=2, b=40)
+READ = _call("read_file", path="notes.txt")
+WRITE = _call("write_file", path="hello.txt", content="Hello, world!")
+SEARCH = _call("web_search", query="latest Python release")
+CASES = [
+    Case("add", _history("What is 2 + 40?"), _calls("add"), _calls("add", lambda a: a == {"a": 2, "b": 40})),
+    Case(
+        "read",
+        _history("Read the file notes.txt and tell me what it says."),
+        _calls("read_file"),
+        _calls("read_file", lambda a: a["path"].endswith("notes.txt")),
+    ),
+    Case(
+        "search",
+        _history("Search the web for the latest Python release."),
+        _calls("web_search"),
+        _calls("web_search", lambda a: "python" in a["query"].lower()),
+    ),
+    Case(
+        "write",
+        _history("Create a file hello.txt containing exactly: Hello, world!"),
+        _calls("write_file"),
+        _calls("write_file", lambda a: a["path"] == "hello.txt" and "Hello, world!" in a["content"]),
+    ),
+    Case(
+        "python",
+        _history("Use Python to compute the 20th Fibonacci number."),
+        _calls("python_execute"),
+        _calls("python_execute", lambda a: "fib" in a["code"].lower() or "for" in a["code"]),
+    ),
+    Case(
+        "two-sums",
+        _history("Add 3 and 4, and also add 10 and 20."),
+        _calls("add"),
+        lambda m: len(m.tool_calls) == 2 and all(c.name == "add" for c in m.tool_calls),
+    ),
+    Case(
+        "multiply",
+        _history("What is 123 * 456? Compute it with Python."),
+        _calls("python_execute"),
+        _calls("python_execute", lambda a: "123" in a["code"] and "456" in a["code"]),
+    ),
+    Case("greeting", _history("Hello! Who are you?"), _answers(r"\w"), _answers(r"pymanus|agent|assist")),
+    Case("after-add", _history("What is 2 + 40?", (SUM, "42")), _answers(r"\w"), _answers(r"\b42\b")),
+    Case(
+        "after-read",
+        _history("Read the file notes.txt and tell me what it says.", (READ, "Meeting at 3pm with Alice.")),
+        _answers(r"\w"),
+        _answers(r"3\s*pm"),
+    ),
+    Case(
+        "after-write",
+        _history("Create a file hello.txt containing exactly: Hello, world!", (WRITE, "wrote 13 bytes to hello.txt")),
+        _answers(r"\w"),
+        _answers(r"hello\.txt|created|written|wrote"),
+    ),
+    Case(
+        "after-search",
+        _history(
+            "Search the web for the latest Python release.",
+            (SEARCH, "python.org: Python 3.13.1 was released on December 3, 2024."),
+        ),
+        _answers(r"\w"),
+        _answers(r"3\.13"),
+    ),
+]
+
+
+class _Records(logging.Handler):
+    """Collects the one log record LocalModel writes per call."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.DEBUG)
+        self.records: list[logging.LogRecord] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if hasattr(record, "prompt_eval_tokens"):
+            self.records.append(record)
+
+
+def _capture() -> _Records:
+    handler = _Records()
+    log = logging.getLogger("pymanus.models.local")
+    log.setLevel(logging.DEBUG)
+    log.addHandler(handler)
+    return handler
+
+
+async def speed(model: LocalModel, records: _Records) -> None:
+    """Tokens/s for free text and for constrained tool calls (prompt already cached)."""
+    story = [Message.user("Write the numbers from one to sixty in words, separated by commas.")]
+    settings = ModelSettings(max_tokens=200, seed=1)
+    for label, messages, tools in (("free text", story, []), ("tool call (grammar)", CASES[3].messages, TOOLS)):
+        rates = []
+        for attempt in range(3):  # the first call fills the prompt cache
+            with contextlib.suppress(ModelOutputError):  # a call cut off by max_tokens still measures speed
+                await model.request(messages, tools, settings)
+            rec = records.records[-1].__dict__
+            if attempt:
+                rates.append(rec["completion_tokens"] / rec["generate_seconds"])
+        print(f"  generation, {label}: {statistics.mean(rates):.1f} tokens/s ({rec['completion_tokens']} tokens)")
+
+
+async def growing(model: LocalModel, records: _Records) -> None:
+    """A 5-step agent run with scripted tool results: evaluated vs total prompt tokens per step."""
+    results = {
+        "add": "42",
+        "read_file": "Meeting at 3pm with Alice.",
+        "write_file": "wrote 40 bytes to summary.txt",
+        "python_execute": "42",
+        "web_search": "no results",
+    }
+    messages = [
+        Message.system(SYSTEM),
+        Message.user("Add 2 and 40, read notes.txt, then write a one-line summary of both to summary.txt."),
+    ]
+    print("  step  prompt  evaluated  seconds  action")
+    for step in range(1, 6):
+        start = time.perf_counter()
+        response = await model.request(messages, TOOLS, ModelSettings(seed=step, max_tokens=256))
+        seconds = time.perf_counter() - start
+        rec = records.records[-1].__dict__
+        calls = response.message.tool_calls
+        action = ", ".join(f"{c.name}({c.arguments})" for c in calls) if calls else f"answer: {response.message.text}"
+        print(f"  {step:>4}  {rec['prompt_tokens']:>6}  {rec['prompt_eval_tokens']:>9}  {seconds:>7.2f}  {action[:70]}")
+        messages.append(response.message)
+        if not calls:
+            messages.append(Message.user("Continue with the rest of the task."))
+        for call in calls:
+            messages.append(Message.tool(call.id, call.name, results[call.name]))
+
+
+async def formats(spec: str, trials: int) -> None:
+    """Right-action and exact-argument rates of each grammar shape on CASES."""
+    print(f"  {'format':<7} {'action':>8} {'exact':>8} {'s/step':>7}  failures")
+    for fmt in ("native", "json"):
+        model = LocalModel.from_spec(spec, tool_format=fmt)  # type: ignore[arg-type]
+        right = exact = 0
+        seconds: list[float] = []
+        failures: list[str] = []
+        for case in CASES:
+            for trial in range(trials):
+                start = time.perf_counter()
+                response = await model.request(case.messages, TOOLS, ModelSettings(seed=trial, max_tokens=256))
+                seconds.append(time.perf_counter() - start)
+                message = response.message
+                ok = case.action(message)
+                right += ok
+                exact += case.exact(message)
+                if not ok:
+                    got = message.tool_calls[0].name if message.tool_calls else f"answer {message.text[:30]!r}"
+                    failures.append(f"{case.name}->{got}")
+        total = len(CASES) * trials
+        print(
+            f"  {fmt:<7} {right:>4}/{total:<3} {exact:>4}/{total:<3} {statistics.mean(seconds):>7.2f}  "
+            + "; ".join(sorted(set(failures)))
+        )
+
+
+async def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("pack", nargs="?", default="qwen2.5-coder-1.5b")
+    parser.add_argument("--formats", action="store_true", help="compare the native and JSON grammar shapes")
+    parser.add_argument("--trials", type=int, default=2)
+    args = parser.parse_args()
+    from pymanus.models.local import resolve_spec
+
+    start = time.perf_counter()
+    resolve_spec(args.pack)  # assembles the pack on first use; not part of the load time
+    print(f"{args.pack}: pack ready in {time.perf_counter() - start:.2f}s")
+    records = _capture()
+    model = LocalModel.from_spec(args.pack)
+    print(f"  load: {model.load_seconds:.2f}s, n_ctx={model.context_window}, tool format={model.tool_format}")
+    if args.formats:
+        await formats(args.pack, args.trials)
+        return
+    await growing(model, records)  # first, so step 1 starts from an empty KV cache
+    await speed(model, records)
+
+
+if __name__ == "__main__":
+    sys.exit(asyncio.run(main()))

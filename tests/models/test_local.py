@@ -1,0 +1,339 @@
+"""LocalModel: real llama.cpp on the smallest pack (smollm2-135m), plus its pure parts.
+
+The ``local_model`` tests load a real GGUF; they are skipped when llama-cpp-python or the
+pack's part package is not installed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import string
+from enum import StrEnum
+from pathlib import Path
+
+import pytest
+from pydantic import BaseModel
+
+from pymanus.errors import ConfigError, ContextOverflowError, ModelOutputError, ModelPackError
+from pymanus.messages import Message, ToolCall
+from pymanus.models import packs
+from pymanus.models.base import ModelResponse, ModelSettings, TextChunk, ToolDefinition
+from pymanus.models.local import LocalModel, json_string_prefix, parse_output, resolve_spec
+
+SMALL = "smollm2-135m"
+
+
+class Priority(StrEnum):
+    low = "low"
+    high = "high"
+
+
+class Item(BaseModel):
+    title: str
+    priority: Priority = Priority.low
+
+
+class TodoArgs(BaseModel):
+    items: list[Item]
+    note: str | None = None
+
+
+ADD = ToolDefinition(
+    name="add",
+    description="Add two integers.",
+    parameters={
+        "type": "object",
+        "properties": {"a": {"type": "integer"}, "b": {"type": "integer"}},
+        "required": ["a", "b"],
+    },
+)
+SEARCH = ToolDefinition(
+    name="web_search",
+    description="Search the web.",
+    parameters={
+        "type": "object",
+        "properties": {"query": {"type": "string"}, "max_results": {"type": "integer", "default": 5}},
+        "required": ["query"],
+    },
+)
+TODO = ToolDefinition(
+    name="add_todos", description="Add items to the todo list.", parameters=TodoArgs.model_json_schema()
+)
+NOTHING = ToolDefinition(
+    name="terminate", description="Finish the task.", parameters={"type": "object", "properties": {}}
+)
+
+
+def _llama_ready() -> bool:
+    try:
+        import llama_cpp  # noqa: F401
+    except ImportError:
+        return False
+    return not packs.pack_status(SMALL).missing
+
+
+requires_model = pytest.mark.skipif(not _llama_ready(), reason="needs llama-cpp-python and the smollm2-135m pack")
+
+
+@pytest.fixture(scope="module")
+def small() -> LocalModel:
+    return LocalModel.from_spec(SMALL)
+
+
+def _check_response(response: ModelResponse, tools: list[ToolDefinition]) -> None:
+    """Either calls of offered tools with schema-valid arguments, or a non-empty answer."""
+    jsonschema = pytest.importorskip("jsonschema")
+    by_name = {tool.name: tool for tool in tools}
+    message = response.message
+    if message.tool_calls:
+        assert response.finish_reason == "tool_calls"
+        assert len({call.id for call in message.tool_calls}) == len(message.tool_calls)
+        for call in message.tool_calls:
+            assert call.name in by_name
+            jsonschema.validate(json.loads(call.arguments), by_name[call.name].parameters)
+    else:
+        assert message.text.strip()
+        assert response.finish_reason in ("stop", "length")
+
+
+# -- spec resolution: no model needed -----------------------------------------------------
+def test_unknown_pack_name() -> None:
+    with pytest.raises(ModelPackError, match=r"unknown model pack 'qwen-9000'.*smollm2-135m"):
+        resolve_spec("qwen-9000")
+
+
+def test_nonexistent_path(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match=r"model file not found: .*missing\.gguf"):
+        resolve_spec(tmp_path / "missing.gguf")
+
+
+def test_non_gguf_file(tmp_path: Path) -> None:
+    fake = tmp_path / "model.gguf"
+    fake.write_bytes(b"PK\x03\x04 not a model")
+    with pytest.raises(ConfigError, match=r"not a GGUF model file .*b'PK\\x03\\x04'"):
+        LocalModel.from_spec(fake)
+
+
+def test_directory_is_not_a_model(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="not a file"):
+        resolve_spec(tmp_path)
+
+
+# -- output parsing: no model needed ------------------------------------------------------
+def test_parse_native_calls_final_answer_and_text() -> None:
+    text = (
+        '<tool_call>\n{"name": "add", "arguments": {"a": 1, "b": 2}}\n</tool_call>\n'
+        '<tool_call>\n{"name": "web_search", "arguments": {"query": "x\ny"}}\n</tool_call>'
+    )
+    message = parse_output(text, "native", [ADD, SEARCH])
+    assert [(c.name, json.loads(c.arguments)) for c in message.tool_calls] == [
+        ("add", {"a": 1, "b": 2}),
+        ("web_search", {"query": "x\ny"}),  # a raw newline inside a string is accepted and re-escaped
+    ]
+    assert all(c.id.startswith("call_") for c in message.tool_calls)
+    assert len({c.id for c in message.tool_calls}) == 2
+    final = '<tool_call>\n{"name": "final_answer", "arguments": {"answer": "It is 3."}}\n</tool_call>'
+    assert parse_output(final, "native", [ADD]) == Message.assistant("It is 3.")
+    assert parse_output("  The answer is 3.\n", "native", [ADD]) == Message.assistant("The answer is 3.")
+
+
+def test_parse_truncated_outputs() -> None:
+    with pytest.raises(ModelOutputError, match="max_tokens"):
+        parse_output('<tool_call>\n{"name": "add", "arguments": {"a": 1', "native", [ADD])
+    kept = parse_output(
+        '<tool_call>\n{"name": "add", "arguments": {"a": 1, "b": 2}}\n</tool_call>\n<tool_call>\n{"na', "native", [ADD]
+    )
+    assert len(kept.tool_calls) == 1  # the complete call stands
+    with pytest.raises(ModelOutputError, match="max_tokens"):
+        parse_output('{"tool_calls": [{"name": "add", "argu', "json", [ADD])
+    salvaged = parse_output('{"final_answer": "It is \\"42\\" \\u00e9 and', "json", [ADD])
+    assert salvaged.content == 'It is "42" é and'
+    cut = parse_output('<tool_call>\n{"name": "final_answer", "arguments": {"answer": "Half an ans', "native", [ADD])
+    assert cut.content == "Half an ans"
+
+
+def test_parse_refuses_unknown_tool() -> None:
+    with pytest.raises(ModelOutputError, match="unknown tool 'rm'"):
+        parse_output('{"tool_calls": [{"name": "rm", "arguments": {}}]}', "json", [ADD])
+
+
+def test_json_string_prefix() -> None:
+    assert json_string_prefix('abc\\n"}') == "abc\n"
+    assert json_string_prefix("abc\\") == "abc"
+    assert json_string_prefix("abc\\u00") == "abc"
+    assert json_string_prefix("") == ""
+
+
+def test_grammar_builds_for_pydantic_refs_and_falls_back_for_the_rest() -> None:
+    pytest.importorskip("llama_cpp")
+    from pymanus.models.local import build_grammar
+
+    odd = ToolDefinition(name="odd", parameters={"type": "object", "properties": {"x": {"type": "weird"}}})
+    grammar = build_grammar([ADD, TODO, odd, NOTHING], "native", 2)
+    assert '"\\"add_todos\\""' in grammar and "t1-Item" in grammar and '"\\"odd\\""' in grammar
+    assert 'space ::= ""' in grammar  # canonical separators only
+    assert grammar.splitlines()[0] == r'root ::= pm-calls | "<tool_call>\n" pm-final "\n</tool_call>"'
+    after_results = build_grammar([ADD], "native", 1, text_answer=True)
+    assert after_results.splitlines()[0].endswith("| pm-answer")
+    assert "root ::= alternative-0 | alternative-1" in build_grammar([ADD], "json", 1)
+
+
+def test_render_offers_final_answer_and_keeps_history_canonical() -> None:
+    if not _llama_ready() or packs.pack_status("qwen2.5-coder-0.5b").missing:
+        pytest.skip("needs the qwen2.5-coder-0.5b pack")
+    model = LocalModel.from_spec("qwen2.5-coder-0.5b")
+    history = [
+        Message.user("2+40?"),
+        Message.assistant(tool_calls=[ToolCall(id="c1", name="add", arguments='{"a":2,"b":40}')]),
+        Message.tool("c1", "add", "42"),
+    ]
+    prompt = model.render(history, [ADD])
+    assert '"name": "final_answer"' in prompt
+    assert '<tool_call>\n{"name": "add", "arguments": {"a": 2, "b": 40}}\n</tool_call>' in prompt
+    assert "<tool_response>\n42\n</tool_response>" in prompt
+
+
+# -- real llama.cpp -----------------------------------------------------------------------
+PROMPTS: list[tuple[list[Message], list[ToolDefinition]]] = [
+    ([Message.system("You are a helpful agent."), Message.user("What is 2 + 40?")], [ADD, SEARCH]),
+    ([Message.user("Put 'buy milk' (high priority) and 'call mom' on my todo list.")], [TODO, ADD, NOTHING]),
+    ([Message.user("Hello! Who are you?")], [ADD]),
+    ([Message.user("Find recent news about the Rust language, then finish.")], [SEARCH, NOTHING]),
+    (
+        [
+            Message.user("What is 2 + 40?"),
+            Message.assistant(tool_calls=[ToolCall(id="call_1", name="add", arguments='{"a": 2, "b": 40}')]),
+            Message.tool("call_1", "add", "42"),
+        ],
+        [ADD, SEARCH],
+    ),
+]
+
+
+@pytest.mark.local_model
+@requires_model
+@pytest.mark.parametrize("tool_format", ["auto", "native"])
+@pytest.mark.parametrize("case", range(len(PROMPTS)))
+async def test_constrained_output_always_parses(case: int, tool_format: str) -> None:
+    model = LocalModel.from_spec(SMALL, tool_format=tool_format)  # type: ignore[arg-type]
+    messages, tools = PROMPTS[case]
+    for seed in (1, 2):
+        response = await model.request(messages, tools, ModelSettings(seed=seed, temperature=0.8, max_tokens=512))
+        _check_response(response, tools)
+
+
+@pytest.mark.local_model
+@requires_model
+class TestRealModel:
+    async def test_single_call_when_parallel_disabled(self, small: LocalModel) -> None:
+        messages = [Message.user("Add 1 and 2, add 3 and 4, and add 5 and 6.")]
+        for seed in (1, 2, 3):
+            settings = ModelSettings(seed=seed, parallel_tool_calls=False)
+            response = await small.request(messages, [ADD], settings)
+            _check_response(response, [ADD])
+            assert len(response.message.tool_calls) <= 1
+
+    async def test_prompt_cache_evaluates_only_new_tokens(self, small: LocalModel) -> None:
+        messages = [Message.system("You are a helpful agent."), Message.user("What is 2 + 40? Use the tool.")]
+        first = await small.request(messages, [ADD, SEARCH], ModelSettings(seed=1))
+        messages += [first.message]
+        for call in first.message.tool_calls:
+            messages.append(Message.tool(call.id, call.name, "42"))
+        messages.append(Message.user("Thanks. Now what is 7 + 8?"))
+        second = await small.request(messages, [ADD, SEARCH], ModelSettings(seed=1))
+        evaluated = small.last_prompt_eval_tokens
+        assert evaluated is not None
+        assert second.usage.prompt_tokens > first.usage.prompt_tokens
+        assert evaluated < second.usage.prompt_tokens - first.usage.prompt_tokens + 40  # only the added turns
+        assert evaluated < second.usage.prompt_tokens / 3
+        await small.request(messages, [ADD, SEARCH], ModelSettings(seed=2))
+        assert small.last_prompt_eval_tokens == 1  # same prompt: only the last token is re-evaluated
+
+    async def test_context_overflow(self) -> None:
+        tiny = LocalModel.from_spec(SMALL, context_window=256)
+        assert tiny.context_window == 256
+        with pytest.raises(ContextOverflowError, match=r"prompt is \d+ tokens but the context window is 256 tokens"):
+            await tiny.request([Message.user("word " * 400)], [], ModelSettings())
+
+    async def test_generation_is_clamped_to_the_context(self) -> None:
+        tiny = LocalModel.from_spec(SMALL, context_window=256)
+        response = await tiny.request([Message.user("Tell me a very long story. " * 18)], [], ModelSettings())
+        assert response.usage.prompt_tokens + response.usage.completion_tokens <= 256
+
+    async def test_count_tokens_matches_prompt(self, small: LocalModel) -> None:
+        messages = [Message.system("Be brief."), Message.user("Name a colour.")]
+        response = await small.request(messages, [], ModelSettings(seed=1, max_tokens=8))
+        assert small.count_tokens(messages) == response.usage.prompt_tokens
+
+    async def test_empty_output_is_a_model_output_error(self, small: LocalModel) -> None:
+        stop_everything = list(string.printable)  # any first token contains one of these
+        with pytest.raises(ModelOutputError, match="produced no output"):
+            await small.request([Message.user("Say hi.")], [], ModelSettings(temperature=0, stop=stop_everything))
+
+    async def test_stream_yields_the_answer_text(self, small: LocalModel) -> None:
+        chunks: list[str] = []
+        final: ModelResponse | None = None
+        settings = ModelSettings(seed=3, max_tokens=40)
+        async for item in small.stream([Message.user("Describe the sea in two sentences.")], [], settings):
+            if isinstance(item, TextChunk):
+                chunks.append(item.text)
+            else:
+                final = item
+        assert final is not None and len(chunks) > 3
+        assert "".join(chunks).strip() == final.message.text
+
+    async def test_stream_of_json_final_answer(self, small: LocalModel, monkeypatch: pytest.MonkeyPatch) -> None:
+        assert small.tool_format == "json"
+        # Only final answers are possible: the stream must carry the decoded answer as it grows.
+        answer_only = r"""root ::= "{\"final_answer\": \"" [a-zA-Z ,.!']+ "\"}" """
+        monkeypatch.setattr(small, "_grammar", lambda *args: answer_only)
+        settings = ModelSettings(seed=1, max_tokens=60)
+        items = [item async for item in small.stream(PROMPTS[2][0], [ADD], settings)]
+        final = items[-1]
+        assert isinstance(final, ModelResponse) and final.message.text
+        chunks = [item.text for item in items if isinstance(item, TextChunk)]
+        assert len(chunks) > 2
+        assert "".join(chunks).strip() == final.message.text
+
+    async def test_instances_share_one_loaded_model_and_serialise(self, small: LocalModel) -> None:
+        other = LocalModel.from_spec(SMALL)
+        assert other._runtime is small._runtime
+        settings = ModelSettings(seed=1, max_tokens=256)
+        results = await asyncio.gather(
+            small.request([Message.user("Say one word.")], [], settings),
+            other.request([Message.user("Name a fruit.")], [ADD], settings),
+            small.request([Message.user("Count to three.")], [], settings),
+        )
+        assert all(r.message.text or r.message.tool_calls for r in results)
+
+    async def test_abandoned_stream_leaves_the_model_usable(self, small: LocalModel) -> None:
+        settings = ModelSettings(seed=1, max_tokens=300)
+        async for item in small.stream([Message.user("Write a long poem about rivers.")], [], settings):
+            if isinstance(item, TextChunk):
+                break
+        response = await small.request([Message.user("Say hi.")], [], ModelSettings(seed=1, max_tokens=8))
+        assert response.message.text
+
+    async def test_corrupt_gguf_is_a_config_error(self, tmp_path: Path) -> None:
+        broken = tmp_path / "broken.gguf"
+        broken.write_bytes(b"GGUF" + b"\x00" * 64)
+        with pytest.raises(ConfigError, match=r"llama\.cpp cannot load"):
+            LocalModel.from_spec(broken)
+
+
+QWEN_SMALL = "qwen2.5-coder-0.5b"
+
+
+@pytest.mark.local_model
+@pytest.mark.skipif(
+    not _llama_ready() or bool(packs.pack_status(QWEN_SMALL).missing), reason="needs the qwen2.5-coder-0.5b pack"
+)
+async def test_qwen_native_tool_calls() -> None:
+    model = LocalModel.from_spec(QWEN_SMALL)
+    assert model.tool_format == "native"
+    response = await model.request([Message.user("What is 2 + 40?")], [ADD, SEARCH], ModelSettings(seed=1))
+    _check_response(response, [ADD, SEARCH])
+    assert [(c.name, json.loads(c.arguments)) for c in response.message.tool_calls] == [("add", {"a": 2, "b": 40})]
+    todo = await model.request([PROMPTS[1][0][0]], [TODO, ADD, NOTHING], ModelSettings(seed=1))
+    _check_response(todo, [TODO, ADD, NOTHING])
