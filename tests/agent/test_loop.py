@@ -374,3 +374,18 @@ async def test_run_end_hooks_run_once_even_when_abandoned() -> None:
             if isinstance(event, RunStarted):
                 break  # abandon the run after its first event
     assert len(ended) == 2
+
+
+async def test_terminate_beside_other_calls_is_not_run() -> None:
+    model = ScriptedModel(
+        [
+            [call("add", a=1, b=2), call("terminate", status="success", message="3")],
+            call("terminate", status="success", message="3 it is"),
+        ]
+    )
+    result = await Agent(model, tools=[add]).run("task")
+    assert (result.state, result.output, result.steps) == (RunState.FINISHED, "3 it is", 2)
+    first, blocked = (m.text for m in result.messages[3:5])
+    assert first == "3"
+    assert blocked.startswith("`terminate` was not run: call it alone")
+    assert_protocol(result.messages)

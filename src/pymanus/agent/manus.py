@@ -13,7 +13,7 @@ from pathlib import Path
 
 from pymanus.agent.agent import Agent
 from pymanus.config import Settings
-from pymanus.models.base import Model
+from pymanus.models.base import Model, ModelSettings
 from pymanus.sandbox.paths import PathJail
 from pymanus.sandbox.process import Sandbox
 from pymanus.tools.builtin.files import file_tools
@@ -114,6 +114,17 @@ def _head(path: Path, limit: int = 200_000) -> str:
         return handle.read(limit).decode("utf-8", errors="replace")
 
 
+def preset_settings(model: Model) -> ModelSettings:
+    """Sampling settings for the preset: small local models get one call per step.
+
+    A small model that chains several calls in one response writes the later ones
+    before it has seen the earlier results (a report written before the numbers exist).
+    """
+    if model.name.startswith("local:"):
+        return ModelSettings(parallel_tool_calls=False)
+    return ModelSettings()
+
+
 def build_manus_agent(settings: Settings, *, model: Model | None = None, asker: AskHuman | None = None) -> Agent:
     """The general-purpose agent for ``settings``.
 
@@ -162,6 +173,7 @@ def build_manus_agent(settings: Settings, *, model: Model | None = None, asker: 
         workspace=workspace,
         stream=True,
         completion_check=missing_outputs,
+        settings=preset_settings(model),
     )
     agent.system_prompt = SYSTEM_PROMPT.format(workspace=workspace, tools=describe_tools(list(agent.toolset)))
     agent.on_run_end(python.close_session)

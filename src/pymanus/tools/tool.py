@@ -99,6 +99,7 @@ class Tool:
         name: str | None = None,
         description: str | None = None,
         parallel_safe: bool = True,
+        exclusive: bool = False,
         timeout: float | None = DEFAULT_TIMEOUT,
         max_retries: int = DEFAULT_MAX_RETRIES,
         max_result_chars: int = DEFAULT_MAX_RESULT_CHARS,
@@ -109,6 +110,7 @@ class Tool:
         self.description = signature.description
         self.parameters = signature.parameters
         self.parallel_safe = parallel_safe
+        self.exclusive = exclusive
         self.timeout = timeout
         self.max_retries = max_retries
         self.max_result_chars = max_result_chars
@@ -265,6 +267,7 @@ def tool(
     name: str | None = None,
     description: str | None = None,
     parallel_safe: bool = True,
+    exclusive: bool = False,
     timeout: float | None = DEFAULT_TIMEOUT,
     max_retries: int = DEFAULT_MAX_RETRIES,
     max_result_chars: int = DEFAULT_MAX_RESULT_CHARS,
@@ -278,6 +281,7 @@ def tool(
     name: str | None = None,
     description: str | None = None,
     parallel_safe: bool = True,
+    exclusive: bool = False,
     timeout: float | None = DEFAULT_TIMEOUT,
     max_retries: int = DEFAULT_MAX_RETRIES,
     max_result_chars: int = DEFAULT_MAX_RESULT_CHARS,
@@ -289,6 +293,8 @@ def tool(
         name: the tool's name for the model; defaults to the function's name.
         description: overrides the docstring's description.
         parallel_safe: whether calls may run concurrently with other calls of one response.
+        exclusive: the tool must be the only call of its response (``terminate``: a run
+            must not end before the model has seen the results of its other calls).
         timeout: seconds before a call is stopped (``None``: no limit).
         max_retries: failed calls in a row the run tolerates before it ends in error.
         max_result_chars: text results longer than this are cut, keeping the head.
@@ -300,6 +306,7 @@ def tool(
             name=name,
             description=description,
             parallel_safe=parallel_safe,
+            exclusive=exclusive,
             timeout=timeout,
             max_retries=max_retries,
             max_result_chars=max_result_chars,

@@ -76,12 +76,19 @@ class Toolset:
         """Run the calls of one model response; outcomes come back in call order.
 
         The calls run concurrently when every tool involved is ``parallel_safe``,
-        otherwise one after another.
+        otherwise one after another. An ``exclusive`` tool called beside others is not
+        run: its outcome tells the model to call it alone.
         """
-        parallel = len(calls) > 1 and all((t := self._tools.get(c.name)) is None or t.parallel_safe for c in calls)
+        blocked = {
+            index for index, c in enumerate(calls) if len(calls) > 1 and (t := self._tools.get(c.name)) and t.exclusive
+        }
+        runnable = [c for index, c in enumerate(calls) if index not in blocked]
+        parallel = len(runnable) > 1 and all((t := self._tools.get(c.name)) is None or t.parallel_safe for c in runnable)
         if parallel:
-            return list(await asyncio.gather(*(self.run_call(c, context) for c in calls)))
-        return [await self.run_call(c, context) for c in calls]
+            done = iter(await asyncio.gather(*(self.run_call(c, context) for c in runnable)))
+        else:
+            done = iter([await self.run_call(c, context) for c in runnable])
+        return [_not_alone(c) if index in blocked else next(done) for index, c in enumerate(calls)]
 
     async def run_call(self, call: ToolCall, context: ToolContext) -> ToolOutcome:
         """Validate and run one call; every failure becomes an error result for the model."""
@@ -119,3 +126,11 @@ class Toolset:
             },
         )
         return ToolOutcome(call=call, result=result, arguments=arguments, failure=failure, duration=duration)
+
+
+def _not_alone(call: ToolCall) -> ToolOutcome:
+    message = (
+        f"`{call.name}` was not run: call it alone, in a response of its own, "
+        "after you have seen the results of your other calls."
+    )
+    return ToolOutcome(call=call, result=ToolResult.error(message), arguments=None, failure="error", duration=0.0)

@@ -7,7 +7,7 @@ from typing import Literal
 from pymanus.tools.tool import ToolResult, tool
 
 
-@tool(parallel_safe=False)
+@tool(parallel_safe=False, exclusive=True)
 def terminate(status: Literal["success", "failure"], message: str) -> ToolResult:
     """End the task. Call this when the task is complete, or when it cannot be completed.
 
