@@ -83,7 +83,9 @@ class Toolset:
             index for index, c in enumerate(calls) if len(calls) > 1 and (t := self._tools.get(c.name)) and t.exclusive
         }
         runnable = [c for index, c in enumerate(calls) if index not in blocked]
-        parallel = len(runnable) > 1 and all((t := self._tools.get(c.name)) is None or t.parallel_safe for c in runnable)
+        parallel = len(runnable) > 1 and all(
+            (t := self._tools.get(c.name)) is None or t.parallel_safe for c in runnable
+        )
         if parallel:
             done = iter(await asyncio.gather(*(self.run_call(c, context) for c in runnable)))
         else:
