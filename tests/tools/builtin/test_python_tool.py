@@ -109,6 +109,13 @@ async def test_syntax_error(once: Tool) -> None:
     assert result.is_error and "SyntaxError" in result.text and "def broken(:" in result.text
 
 
+async def test_one_line_compound_statement_gets_a_recovery_hint(once: Tool) -> None:
+    result = await call(once, "total = 0; for x in [1, 2]: total += x")
+    assert result.is_error
+    assert "none of it ran" in result.text
+    assert "cannot follow `;`" in result.text
+
+
 async def test_missing_module_says_how_to_recover(once: Tool) -> None:
     result = await call(once, "import surely_not_installed_xyz.sub")
     assert result.is_error

@@ -251,6 +251,12 @@ class PythonRunner:
                 f"The code ran out of memory (limit {limits.memory_mb} MB per process). "
                 "Process the data in smaller chunks, or read only the columns you need."
             )
+        if error in ("SyntaxError", "IndentationError"):
+            return (
+                f"The code has a {error} (see above), so none of it ran. Write one statement per line, "
+                "separated by line breaks (\\n in the JSON string), with indented blocks for for/if/with; "
+                "a for/if/with/def statement cannot follow `;` on the same line."
+            )
         if error:
             return f"The code raised {error} (traceback above). Fix the code and run it again."
         exit_code = status.get("exit")
