@@ -320,3 +320,10 @@ async def test_a_cancelled_call_discards_the_session(runner: PythonRunner) -> No
     assert "new Python session" in after.text and "fresh" in after.text
     await runner.aclose()
     assert await no_workers_left()
+
+
+async def test_line_breaks_inside_string_literals_are_repaired(once: Tool) -> None:
+    result = await call(once, "n = 2\nprint(f'Count:\n{n}')")
+    assert not result.is_error, result.text
+    assert "Count:\n2" in result.text
+    assert "line breaks inside string literals" in result.text

@@ -29,11 +29,16 @@ from pathlib import Path
 
 from pymanus.sandbox import Sandbox
 from pymanus.sandbox.streams import fit
+from pymanus.tools.builtin.code_repair import repair_string_line_breaks
 from pymanus.tools.builtin.python_session import BlockOutcome, WorkerSession, frame, parse_status
 from pymanus.tools.tool import DEFAULT_MAX_RESULT_CHARS, Tool, ToolContext, ToolResult
 
 WORKER_SOURCE = (Path(__file__).parent / "python_worker.py").read_text(encoding="utf-8")
 CODE_RETRIES = 6
+REPAIR_NOTE = (
+    "Note: your code had line breaks inside string literals; they were run as \\n escapes. "
+    "In the JSON arguments, write \\\\n for a \\n inside a Python string."
+)
 """Failed calls in a row a run tolerates: fixing code by trial and error is normal work."""
 DATA_LIBRARIES = ("numpy", "pandas", "matplotlib", "scipy", "sklearn", "PIL", "openpyxl")
 
@@ -105,7 +110,9 @@ class PythonRunner:
             Args:
                 code: the Python source to run.
             """
-            return self._observation(await self._run_once(code), note="")
+            repaired = repair_string_line_breaks(code)
+            note = "" if repaired is None else REPAIR_NOTE
+            return self._observation(await self._run_once(repaired or code), note=note)
 
         return python
 
@@ -152,11 +159,17 @@ class PythonRunner:
 
     async def _run_in_session(self, code: str, run_id: str, *, reset: bool) -> ToolResult:
         note = ""
+        repaired = repair_string_line_breaks(code)
+        if repaired is not None:
+            code = repaired
+            note = REPAIR_NOTE
         if reset:
             await self.close_session(run_id)
-            note = "Started a fresh Python session: all earlier variables are gone."
+            note = " ".join(filter(None, ["Started a fresh Python session: all earlier variables are gone.", note]))
         elif run_id in self._restarted:
-            note = "This is a new Python session: variables from before the restart are gone."
+            note = " ".join(
+                filter(None, ["This is a new Python session: variables from before the restart are gone.", note])
+            )
         self._restarted.discard(run_id)
         session = await self._session(run_id)
         try:
