@@ -327,3 +327,12 @@ async def test_line_breaks_inside_string_literals_are_repaired(once: Tool) -> No
     assert not result.is_error, result.text
     assert "Count:\n2" in result.text
     assert "line breaks inside string literals" in result.text
+
+
+async def test_library_frames_are_left_out_of_tracebacks(once: Tool) -> None:
+    result = await call(once, "import json\njson.loads('{bad')")
+    assert result.is_error
+    assert 'File "<cell 1>", line 2' in result.text
+    assert "inside libraries omitted" in result.text
+    assert "json/decoder.py" not in result.text
+    assert "JSONDecodeError: Expecting property name" in result.text

@@ -22,7 +22,6 @@ import os
 import resource
 import sys
 import traceback
-from types import TracebackType
 from typing import Any
 
 SEPARATOR = b"\x1e"
@@ -78,8 +77,7 @@ def run_block(source: str, filename: str, namespace: dict[str, Any]) -> dict[str
             sys.stderr.write(f"{exc.code}\n")
         return {"ok": code == 0, "exit": code}
     except BaseException as exc:
-        tb = _user_frames(exc.__traceback__, filename)
-        sys.stderr.write("".join(traceback.format_exception(type(exc), exc, tb)))
+        sys.stderr.write(_describe_error(exc))
         status: dict[str, Any] = {"ok": False, "error": type(exc).__name__}
         if isinstance(exc, ModuleNotFoundError) and exc.name:
             status["module"] = exc.name
@@ -87,11 +85,20 @@ def run_block(source: str, filename: str, namespace: dict[str, Any]) -> dict[str
     return {"ok": True}
 
 
-def _user_frames(tb: TracebackType | None, filename: str) -> TracebackType | None:
-    """Skip the worker's own frames at the top of a traceback."""
-    while tb is not None and not tb.tb_frame.f_code.co_filename.startswith("<cell"):
-        tb = tb.tb_next
-    return tb
+def _describe_error(exc: BaseException) -> str:
+    """The traceback of the model's own code only, then the error.
+
+    Frames of the worker and of libraries are left out (and counted): a small model
+    reads the last lines, and pandas internals there would hide its own mistake.
+    """
+    frames = traceback.extract_tb(exc.__traceback__)
+    mine = [frame for frame in frames if frame.filename.startswith("<cell")]
+    last_mine = max((i for i, frame in enumerate(frames) if frame.filename.startswith("<cell")), default=len(frames))
+    library = len(frames) - last_mine - 1 if mine else 0
+    text = "Traceback (most recent call last):\n" + "".join(traceback.format_list(mine)) if mine else ""
+    if library:
+        text += f"  ... {library} frame{'s' if library > 1 else ''} inside libraries omitted ...\n"
+    return text + "".join(traceback.format_exception_only(type(exc), exc))
 
 
 def _grant_cpu(seconds: int) -> None:
