@@ -389,3 +389,23 @@ async def test_terminate_beside_other_calls_is_not_run() -> None:
     assert first == "3"
     assert blocked.startswith("`terminate` was not run: call it alone")
     assert_protocol(result.messages)
+
+
+async def test_a_repeated_call_raises_the_temperature_of_the_next_request() -> None:
+    from pymanus.agent.loop import EXPLORE_TEMPERATURE
+    from pymanus.models.base import Model, ModelResponse, ModelSettings
+
+    class Recorder(Model):
+        def __init__(self, answers: list[object]) -> None:
+            self.inner = ScriptedModel(answers)  # type: ignore[arg-type]
+            self.temperatures: list[float | None] = []
+
+        async def request(
+            self, messages: Sequence[Message], tools: Sequence[ToolDefinition], settings: ModelSettings
+        ) -> ModelResponse:
+            self.temperatures.append(settings.temperature)
+            return await self.inner.request(messages, tools, settings)
+
+    model = Recorder([call("add", a=1, b=1), call("add", a=1, b=1), call("add", a=2, b=1), "3"])
+    await Agent(model, tools=[add], settings=ModelSettings(temperature=0.1)).run("task")
+    assert model.temperatures == [0.1, 0.1, EXPLORE_TEMPERATURE, 0.1]

@@ -39,6 +39,9 @@ from pymanus.tools.toolset import ToolOutcome, Toolset
 logger = logging.getLogger("pymanus.agent")
 T = TypeVar("T")
 
+EXPLORE_TEMPERATURE = 0.8
+"""Sampling temperature of the request after a repeated call (deterministic models loop)."""
+
 NO_TOOL_CALL_NUDGE = (
     "You replied without calling a tool. Continue the task with a tool call, "
     "or call `terminate` with your final answer if the task is done."
@@ -93,6 +96,7 @@ class Run:
     reason: str = ""
     _deadline: float | None = None
     _rejections: int = 0
+    _explore: bool = False
     _notices: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
 
     @property
@@ -207,6 +211,8 @@ class Run:
                 if ending == "success" and (problem := self._unfinished(outcome.result.text)) is not None:
                     ending, content = None, f"The task is not finished yet: {problem}"
                 times = repeats.observe(outcome)
+                if times >= 2:
+                    self._explore = True
                 if times == 2 and isinstance(content, str):
                     content += REPEAT_HINT
                 self.messages.append(Message.tool(outcome.call.id, outcome.call.name, content))
@@ -270,11 +276,16 @@ class Run:
         if spec.next_step_prompt and self.step > 1:
             request = [*self.messages, Message.user(spec.next_step_prompt)]
         tools = spec.toolset.definitions()
+        settings = spec.settings
+        if self._explore:  # the model repeated itself: sample more freely once to break the loop
+            self._explore = False
+            floor = max(settings.temperature or 0.0, EXPLORE_TEMPERATURE)
+            settings = settings.model_copy(update={"temperature": floor})
         yield ModelRequest(run_id=self.run_id, step=self.step, model=spec.model.name, messages=request)
         started = time.perf_counter()
         if spec.stream:
             response = None
-            stream = aiter(spec.model.stream(request, tools, spec.settings))
+            stream = aiter(spec.model.stream(request, tools, settings))
             while response is None:
                 try:
                     item = await self._bounded(anext(stream))
@@ -285,7 +296,7 @@ class Run:
                 else:
                     response = item
         else:
-            response = await self._bounded(spec.model.request(request, tools, spec.settings))
+            response = await self._bounded(spec.model.request(request, tools, settings))
         self.usage = self.usage + response.usage
         logger.info(
             "model call %s",

@@ -336,3 +336,12 @@ async def test_library_frames_are_left_out_of_tracebacks(once: Tool) -> None:
     assert "inside libraries omitted" in result.text
     assert "json/decoder.py" not in result.text
     assert "JSONDecodeError: Expecting property name" in result.text
+
+
+async def test_file_helpers_are_predefined(once: Tool, sandbox: Sandbox) -> None:
+    code = "write_file('out/a.txt', 42)\nprint(read_file('out/a.txt'))"
+    result = await call(once, code)
+    assert not result.is_error, result.text
+    assert "wrote 2 characters to out/a.txt" in result.text and "42" in result.text
+    assert (sandbox.workspace / "out" / "a.txt").read_text() == "42"
+    assert "write_file(path, text)" in once.description

@@ -124,7 +124,8 @@ class PythonRunner:
         lines = [
             f"Run Python 3 code in {where} and see what it prints (stdout and stderr).",
             "The working directory is the workspace: read and write files there with relative paths; "
-            "files elsewhere are not kept. The value of a final bare expression is printed.",
+            "files elsewhere are not kept. The value of a final bare expression is printed. "
+            "Helpers read_file(path) -> str and write_file(path, text) are predefined.",
             f"Installed data libraries: {', '.join(libs) or 'none'}."
             + (f" Not installed: {', '.join(missing)}; do not try to install packages." if missing else ""),
         ]

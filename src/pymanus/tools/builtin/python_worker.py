@@ -36,7 +36,12 @@ def main() -> int:
     empty = os.open(os.devnull, os.O_RDONLY)
     os.dup2(empty, 0)
     os.close(empty)
-    namespace: dict[str, Any] = {"__name__": "__main__", "__builtins__": builtins}
+    namespace: dict[str, Any] = {
+        "__name__": "__main__",
+        "__builtins__": builtins,
+        "read_file": read_file,
+        "write_file": write_file,
+    }
     number = 0
     status: dict[str, Any] = {"ok": True}
     while True:
@@ -50,6 +55,23 @@ def main() -> int:
         _flush()
         os.write(1, SEPARATOR + token + b":" + SEPARATOR)
         os.write(2, SEPARATOR + token + b":" + json.dumps(status).encode() + SEPARATOR)
+
+
+def read_file(path: str) -> str:
+    """Return the text of a file (a helper: models often call their tools from code)."""
+    with open(path, encoding="utf-8") as handle:
+        return handle.read()
+
+
+def write_file(path: str, content: object) -> None:
+    """Write ``content`` to a file, creating its folders, and say so."""
+    folder = os.path.dirname(path)
+    if folder:
+        os.makedirs(folder, exist_ok=True)
+    text = content if isinstance(content, str) else str(content)
+    with open(path, "w", encoding="utf-8") as handle:
+        handle.write(text)
+    print(f"wrote {len(text)} characters to {path}")
 
 
 def run_block(source: str, filename: str, namespace: dict[str, Any]) -> dict[str, Any]:
