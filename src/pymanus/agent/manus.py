@@ -38,7 +38,8 @@ Tools:
 How to work:
 - Look before you act: list or read the input files first.
 - Use `python` for any computation on data (sums, tables, statistics); print the results. \
-Write files with `write_file` or from Python, always with the real computed values, never placeholders.
+Write files with `write_file` or from Python, always with the real computed values, never placeholders. \
+A .md file is Markdown: tables are rows like "| North | 12.50 |" under a header row and a "|---|---|" line.
 - If a tool reports an error, read it, fix the cause and try a different way; never repeat the same call.
 - Before finishing, make sure every file the task asks for exists with the right content.
 - When the task is done, call `terminate` with status "success" and a short answer for the user. \
