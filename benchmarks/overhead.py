@@ -196,6 +196,44 @@ async def measure_waiting_memory(make: Callable[[str], tuple[RunFn, Callable[[],
         server.wait()
 
 
+async def measure_idle_memory(n: int) -> float:
+    """Python heap bytes per PyManus run while ``n`` runs sit idle inside a tool call.
+
+    An idle run has had one model answer and waits on a tool (a human, a slow job): what
+    it holds is its conversation, state and task, without an HTTP request in flight.
+    """
+    from pymanus import Agent, ToolCall, tool
+    from pymanus.models import FunctionModel
+
+    gate, all_waiting = asyncio.Event(), asyncio.Event()
+    waiting = [0]
+
+    @tool(timeout=None)
+    async def wait_for_human() -> str:
+        """Wait."""
+        waiting[0] += 1
+        if waiting[0] == n:
+            all_waiting.set()
+        await gate.wait()
+        return "ok"
+
+    def answer(messages: list[Any], tools: list[Any]) -> Any:
+        return ToolCall(id="c1", name="wait_for_human") if len(messages) == 2 else "done"
+
+    agent = Agent(FunctionModel(answer), tools=[wait_for_human])
+    gc.collect()
+    tracemalloc.start()
+    before = tracemalloc.get_traced_memory()[0]
+    tasks = [asyncio.ensure_future(agent.run("Wait for the human.")) for _ in range(n)]
+    await all_waiting.wait()
+    gc.collect()
+    during = tracemalloc.get_traced_memory()[0]
+    tracemalloc.stop()
+    gate.set()
+    await asyncio.gather(*tasks)
+    return (during - before) / n
+
+
 def import_rss_mib() -> tuple[float, float]:
     """RSS of a fresh interpreter after ``import pymanus``, and of a bare one."""
     probe = "print(open('/proc/self/status').read().split('VmRSS:')[1].split()[0])"
@@ -230,7 +268,11 @@ async def main(run_counts: list[int]) -> None:
         server.wait()
 
     n = max(run_counts)
-    print(f"\nPython heap per run while {n} runs wait on the model (tracemalloc)")
+    print(
+        f"\nPython heap per idle PyManus run ({n} runs waiting inside a tool call): "
+        f"{await measure_idle_memory(n) / 1024:.1f} KiB"
+    )
+    print(f"\nPython heap per run while {n} runs wait on the model, HTTP request in flight (tracemalloc)")
     for name, make in FRAMEWORKS.items():
         if available(name):
             print(f"{name:<12} {await measure_waiting_memory(make, n) / 1024:>8.1f} KiB")
