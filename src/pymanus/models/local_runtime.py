@@ -1,0 +1,316 @@
+"""Loading GGUF weights and decoding with llama.cpp, for :class:`~pymanus.models.local.LocalModel`.
+
+Loaded weights are cached process-wide, keyed by (file, context size); see
+:mod:`pymanus.models.local` for why.
+
+Sampling checks the sampled token against the grammar first and masks the whole vocabulary
+only when it is rejected (as llama.cpp's own sampler does): masking 150k Qwen tokens on every
+step would halve generation speed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import codecs
+import ctypes
+import logging
+import math
+import os
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+from pymanus.errors import ConfigError, ModelError
+from pymanus.models.local_format import ANSWER_PREFIX, CHATML_TEMPLATE, json_string_prefix
+
+if TYPE_CHECKING:
+    import llama_cpp
+    import numpy as np
+
+logger = logging.getLogger("pymanus.models.local")  # one logger for the local-model modules
+
+
+@dataclass(frozen=True)
+class Sampling:
+    """Sampling defaults for tool use; ``ModelSettings`` fields override them per call."""
+
+    temperature: float = 0.2
+    top_p: float = 0.9
+    top_k: int = 40
+    min_p: float = 0.05
+    repeat_penalty: float = 1.05
+    repeat_last_n: int = 64
+    max_tokens: int = 1024
+
+
+# -- loading ------------------------------------------------------------------------------
+def available_cores() -> int:
+    """CPU cores this process may run on (affinity-aware)."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
+@dataclass
+class _Runtime:
+    """A loaded model and its context, shared by every LocalModel on the same (file, n_ctx)."""
+
+    llm: llama_cpp.Llama
+    path: Path
+    n_ctx: int
+    template: Any  # llama_cpp Jinja2ChatFormatter
+    template_text: str
+    vocab: Any  # llama_vocab pointer
+    add_bos_text: str | None
+    load_seconds: float
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def tokenize(self, prompt: str) -> list[int]:
+        add_bos = self.add_bos_text is not None and not prompt.startswith(self.add_bos_text)
+        return self.llm.tokenize(prompt.encode("utf-8"), add_bos=add_bos, special=True)
+
+
+# The one process-wide cache (see module docstring): loaded weights keyed by (path, n_ctx).
+_RUNTIMES: dict[tuple[str, int], _Runtime] = {}
+_RUNTIMES_LOCK = threading.Lock()
+
+
+def _import_llama() -> Any:
+    try:
+        import llama_cpp
+    except ImportError as exc:
+        raise ConfigError("local models need llama-cpp-python; install with: pip install 'pymanus[local]'") from exc
+    return llama_cpp
+
+
+def load_runtime(path: Path, cap: int) -> _Runtime:
+    """The runtime for ``path`` with a context of ``cap`` tokens (at most the trained length), loaded once."""
+    with _RUNTIMES_LOCK:
+        key = (str(path), cap)
+        if key in _RUNTIMES:
+            return _RUNTIMES[key]
+        lib = _import_llama()
+        from llama_cpp.llama_chat_format import Jinja2ChatFormatter
+
+        threads = available_cores()
+        start = time.perf_counter()
+
+        def open_context(n_ctx: int) -> llama_cpp.Llama:
+            return lib.Llama(
+                model_path=str(path), n_ctx=n_ctx, n_threads=threads, n_threads_batch=threads, verbose=False
+            )
+
+        try:
+            llm = open_context(cap)
+            arch = llm.metadata.get("general.architecture", "")
+            trained = int(llm.metadata.get(f"{arch}.context_length", 0) or 0)
+            if 0 < trained < cap:
+                llm.close()
+                llm = open_context(trained)
+        except (ValueError, RuntimeError) as exc:
+            raise ConfigError(f"llama.cpp cannot load {path}: {exc}") from exc
+        meta = llm.metadata
+        template_text = meta.get("tokenizer.chat_template") or CHATML_TEMPLATE
+        bos = _token_text(llm, llm.token_bos())
+        eos = _token_text(llm, llm.token_eos())
+        runtime = _Runtime(
+            llm=llm,
+            path=path,
+            n_ctx=llm.n_ctx(),
+            template=Jinja2ChatFormatter(template_text, eos_token=eos, bos_token=bos),
+            template_text=template_text,
+            vocab=lib.llama_model_get_vocab(llm.model),
+            add_bos_text=bos if meta.get("tokenizer.ggml.add_bos_token") == "true" else None,
+            load_seconds=time.perf_counter() - start,
+        )
+        _RUNTIMES[key] = runtime
+        logger.info("loaded %s: n_ctx=%d threads=%d in %.2fs", path.name, runtime.n_ctx, threads, runtime.load_seconds)
+        return runtime
+
+
+def _token_text(llm: llama_cpp.Llama, token: int) -> str:
+    return llm.detokenize([token], special=True).decode("utf-8", errors="ignore") if token >= 0 else ""
+
+
+# -- generation ---------------------------------------------------------------------------
+@dataclass
+class Generation:
+    """What one generation produced, with token counts and timings."""
+
+    text: str
+    prompt_tokens: int
+    evaluated: int
+    completion_tokens: int
+    finish: Literal["stop", "length"]
+    prompt_seconds: float
+    generate_seconds: float
+
+
+class _Sampler:
+    """Sampler chain plus an optional grammar, checked lazily (see module docstring)."""
+
+    def __init__(self, runtime: _Runtime, params: Sampling, seed: int, grammar: str | None) -> None:
+        import numpy as np  # a llama-cpp-python dependency, like everything in this class
+
+        self._c = c = _import_llama()
+        self.n_vocab = runtime.llm.n_vocab()
+        self.chain = c.llama_sampler_chain_init(c.llama_sampler_chain_default_params())
+        stages = [c.llama_sampler_init_top_k(params.top_k)]
+        stages.append(c.llama_sampler_init_penalties(self.n_vocab, params.repeat_last_n, params.repeat_penalty, 0, 0))
+        if params.temperature <= 0:
+            stages.append(c.llama_sampler_init_greedy())
+        else:
+            stages += [
+                c.llama_sampler_init_top_p(params.top_p, 1),
+                c.llama_sampler_init_min_p(params.min_p, 1),
+                c.llama_sampler_init_temp(params.temperature),
+                c.llama_sampler_init_dist(seed),
+            ]
+        for stage in stages:
+            c.llama_sampler_chain_add(self.chain, stage)
+        self.grammar = None
+        if grammar is not None:
+            self.grammar = c.llama_sampler_init_grammar(runtime.vocab, grammar.encode("utf-8"), b"root")
+            if not self.grammar:
+                self.close()
+                raise ModelError("llama.cpp rejected the tool grammar")
+        dtype = np.dtype([("id", np.intc), ("logit", np.single), ("p", np.single)], align=True)
+        self._as_array = np.ctypeslib.as_array
+        self.ids = np.arange(self.n_vocab, dtype=np.intc)
+        self.cells = np.zeros(self.n_vocab, dtype=dtype)
+        self.array = c.llama_token_data_array(
+            data=self.cells.ctypes.data_as(c.llama_token_data_p), size=self.n_vocab, selected=-1, sorted=False
+        )
+        self.one = np.zeros(1, dtype=dtype)
+        self.one_array = c.llama_token_data_array(
+            data=self.one.ctypes.data_as(c.llama_token_data_p), size=1, selected=-1, sorted=False
+        )
+
+    def _select(self, logits: np.ndarray[Any, Any], masked: bool) -> int:
+        c = self._c
+        self.cells["id"] = self.ids  # samplers sort and shrink the array in place
+        self.cells["logit"] = logits
+        self.array.size, self.array.selected, self.array.sorted = self.n_vocab, -1, False
+        if masked:
+            c.llama_sampler_apply(self.grammar, ctypes.byref(self.array))
+        c.llama_sampler_apply(self.chain, ctypes.byref(self.array))
+        return int(self.cells["id"][self.array.selected])
+
+    def sample(self, ctx: Any) -> int:
+        c = self._c
+        logits = self._as_array(c.llama_get_logits_ith(ctx, -1), shape=(self.n_vocab,))
+        token = self._select(logits, masked=False)
+        if self.grammar is not None:
+            self.one["id"], self.one["logit"] = token, 0.0
+            self.one_array.size, self.one_array.selected = 1, -1
+            c.llama_sampler_apply(self.grammar, ctypes.byref(self.one_array))
+            if math.isinf(float(self.one["logit"][0])):  # rejected: mask the whole vocabulary, sample again
+                token = self._select(logits, masked=True)
+            c.llama_sampler_accept(self.grammar, token)
+        c.llama_sampler_accept(self.chain, token)
+        return token
+
+    def close(self) -> None:
+        self._c.llama_sampler_free(self.chain)
+        if self.grammar is not None:
+            self._c.llama_sampler_free(self.grammar)
+
+
+def _common_prefix(cached: np.ndarray[Any, Any], prompt: list[int]) -> int:
+    import numpy as np
+
+    n = min(len(cached), len(prompt))
+    if n == 0:
+        return 0
+    differ = np.nonzero(cached[:n] != np.asarray(prompt[:n], dtype=cached.dtype))[0]
+    return int(differ[0]) if len(differ) else n
+
+
+@dataclass
+class Request:
+    """One generation to run: prompt tokens, optional grammar, and how to sample and stop."""
+
+    prompt: list[int]
+    grammar: str | None
+    style: Literal["native", "json"] | None
+    sampling: Sampling
+    seed: int
+    stop: list[str]
+
+
+def generate(
+    runtime: _Runtime, req: Request, on_text: Callable[[str], None] | None, cancel: threading.Event
+) -> Generation:
+    """Evaluate the new prompt tokens and sample until end of generation (worker thread)."""
+    llm, prompt = runtime.llm, req.prompt
+    budget = min(req.sampling.max_tokens, runtime.n_ctx - len(prompt))
+    with runtime.lock:
+        # Reuse the KV cache for the common prefix; the last prompt token is always re-evaluated
+        # so its logits are fresh. Llama.eval drops cache cells past n_tokens before decoding.
+        reuse = min(_common_prefix(llm.input_ids[: llm.n_tokens], prompt), len(prompt) - 1)
+        llm.n_tokens = reuse
+        start = time.perf_counter()
+        batch = max(1, llm.n_batch)
+        try:
+            for i in range(reuse, len(prompt), batch):
+                if cancel.is_set():
+                    raise asyncio.CancelledError
+                llm.eval(prompt[i : i + batch])
+        except RuntimeError as exc:
+            raise ModelError(f"llama.cpp failed to evaluate the prompt: {exc}") from exc
+        prompt_done = time.perf_counter()
+        sampler = _Sampler(runtime, req.sampling, req.seed, req.grammar)
+        is_eog = _import_llama().llama_vocab_is_eog
+        decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+        text, streamed, generated, cut = "", 0, 0, False
+        finish: Literal["stop", "length"] = "length"
+        try:
+            for _ in range(budget):
+                if cancel.is_set():
+                    raise asyncio.CancelledError
+                token = sampler.sample(llm.ctx)
+                if is_eog(runtime.vocab, token):
+                    finish = "stop"
+                    break
+                generated += 1
+                text += decoder.decode(llm.detokenize([token]))
+                if req.style is None and req.stop and any(s in text for s in req.stop):
+                    text = text[: min(text.find(s) for s in req.stop if s in text)]
+                    finish, cut = "stop", True
+                    break
+                if on_text is not None:
+                    visible = _visible_text(text, req)
+                    if len(visible) > streamed:
+                        on_text(visible[streamed:])
+                        streamed = len(visible)
+                llm.eval([token])
+        except RuntimeError as exc:
+            raise ModelError(f"llama.cpp failed while generating: {exc}") from exc
+        finally:
+            sampler.close()
+        if not cut:
+            text += decoder.decode(b"", final=True)
+        return Generation(
+            text=text,
+            prompt_tokens=len(prompt),
+            evaluated=len(prompt) - reuse,
+            completion_tokens=generated,
+            finish=finish,
+            prompt_seconds=prompt_done - start,
+            generate_seconds=time.perf_counter() - prompt_done,
+        )
+
+
+def _visible_text(text: str, req: Request) -> str:
+    """The part of the output that is final-answer text, safe to stream now."""
+    if req.style is not None:
+        prefix = ANSWER_PREFIX[req.style]
+        if text.startswith(prefix):
+            return json_string_prefix(text[len(prefix) :])
+        return "" if req.style == "json" or text.startswith("<") else text
+    hold = max((len(s) - 1 for s in req.stop), default=0)  # never stream the start of a stop string
+    return text[: len(text) - hold]
