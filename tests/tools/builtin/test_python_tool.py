@@ -345,3 +345,10 @@ async def test_file_helpers_are_predefined(once: Tool, sandbox: Sandbox) -> None
     assert "wrote 2 characters to out/a.txt" in result.text and "42" in result.text
     assert (sandbox.workspace / "out" / "a.txt").read_text() == "42"
     assert "write_file(path, text)" in once.description
+
+
+async def test_common_modules_are_already_imported(once: Tool) -> None:
+    result = await call(once, "print(json.dumps({'m': statistics.median([1, 3])}))")
+    assert not result.is_error, result.text
+    assert '{"m": 2.0}' in result.text
+    assert "Already imported: json" in once.description

@@ -125,6 +125,7 @@ class PythonRunner:
             f"Run Python 3 code in {where} and see what it prints (stdout and stderr).",
             "The working directory is the workspace: read and write files there with relative paths; "
             "files elsewhere are not kept. The value of a final bare expression is printed. "
+            "Already imported: json, csv, math, os, re, statistics, collections, datetime, pathlib. "
             "Helpers read_file(path) -> str and write_file(path, text) are predefined.",
             f"Installed data libraries: {', '.join(libs) or 'none'}."
             + (f" Not installed: {', '.join(missing)}; do not try to install packages." if missing else ""),

@@ -16,6 +16,7 @@ from __future__ import annotations
 import ast
 import builtins
 import contextlib
+import importlib
 import json
 import linecache
 import os
@@ -25,6 +26,9 @@ import traceback
 from typing import Any
 
 SEPARATOR = b"\x1e"
+
+
+PREIMPORTED = ("json", "csv", "math", "os", "re", "statistics", "collections", "datetime", "pathlib")
 
 
 def main() -> int:
@@ -42,6 +46,9 @@ def main() -> int:
         "read_file": read_file,
         "write_file": write_file,
     }
+    # Like a notebook with the usual imports done: models often forget `import json`.
+    for name in PREIMPORTED:
+        namespace[name] = importlib.import_module(name)
     number = 0
     status: dict[str, Any] = {"ok": True}
     while True:
