@@ -96,6 +96,8 @@ def test_missing_outputs_names_only_absent_files(tmp_path: Path) -> None:
         ("| region | {{region_totals}} |\n", "Done.", "report.md still contains a placeholder"),
         ("[INSERT TABLE HERE]", "Done.", "report.md still contains a placeholder"),
         ("| north | 12.5 |\n", "<result>", "your answer '<result>' is a placeholder"),
+        ("<tool_response>", "Done.", "report.md still contains a placeholder"),
+        ("<b>North</b> 12.5", "Done.", None),
         ("| north | 12.5 |\n", "", "your answer '' is a placeholder"),
         ('{"a": {"b": 1}}', "There are 7 items.", None),
     ],
@@ -156,3 +158,12 @@ async def test_escapes_are_observations_and_the_run_goes_on(tmp_path: Path) -> N
     assert "not allowed" in observations[4].lower() or "allow_domains" in observations[4]
     assert received == []
     assert not Path("/etc/pymanus-x").exists()
+
+
+async def test_ask_human_is_offered_only_with_someone_to_answer(tmp_path: Path) -> None:
+    from pymanus.tools.builtin.human import QueueAsker
+
+    without = build_manus_agent(settings_for(tmp_path / "a"), model=ScriptedModel([]))
+    with_asker = build_manus_agent(settings_for(tmp_path / "b"), model=ScriptedModel([]), asker=QueueAsker())
+    assert "ask_human" not in without.toolset and "ask_human" in with_asker.toolset
+    assert "- ask_human:" in with_asker.system_prompt and "- ask_human:" not in without.system_prompt

@@ -77,9 +77,8 @@ def test_default_run_offers_the_manus_tools(chat_server_thread: ChatServer, tmp_
         "web_fetch",
         "web_search",
         "planning",
-        "ask_human",
         "terminate",
-    ]
+    ]  # no ask_human: standard input is not a terminal, so nobody could answer
     system = request["messages"][0]["content"]
     assert str(tmp_path / "workspace") in system
     assert "- python: run Python code" in system

@@ -17,7 +17,7 @@ from pymanus.models.base import Model, ModelSettings
 from pymanus.sandbox.paths import PathJail
 from pymanus.sandbox.process import Sandbox
 from pymanus.tools.builtin.files import file_tools
-from pymanus.tools.builtin.human import AskHuman, ConsoleAsker, ask_human_tool
+from pymanus.tools.builtin.human import AskHuman, ask_human_tool
 from pymanus.tools.builtin.planning import planning_tool
 from pymanus.tools.builtin.python import PythonRunner
 from pymanus.tools.builtin.search import SearchConfig, build_search_backends, web_search_tool
@@ -106,7 +106,9 @@ def missing_outputs(task: str, answer: str, context: ToolContext) -> str | None:
 
 _TEXT_SUFFIXES = {".md", ".txt", ".csv", ".tsv", ".json", ".html", ".yaml", ".yml"}
 # Template slots a model left unfilled: {{total}}, {region_totals}, <result>, [INSERT ...].
-_PLACEHOLDER = re.compile(r"\{\{[^{}\n]{1,60}\}\}|\[(?:INSERT|TODO|PLACEHOLDER)[^\]\n]{0,60}\]", re.IGNORECASE)
+_PLACEHOLDER = re.compile(
+    r"\{\{[^{}\n]{1,60}\}\}|\[(?:INSERT|TODO|PLACEHOLDER)[^\]\n]{0,60}\]|\A\s*<[\w .-]{1,40}>\s*\Z", re.IGNORECASE
+)
 _PLACEHOLDER_ANSWER = re.compile(r"<[\w .-]{0,40}>|\{\{?[\w .-]{0,40}\}?\}|\[[\w .-]{0,40}\]|")
 
 
@@ -132,7 +134,8 @@ def build_manus_agent(settings: Settings, *, model: Model | None = None, asker: 
     Args:
         settings: model, workspace, limits, sandbox and web settings.
         model: use this model instead of the one ``settings`` names.
-        asker: answers ``ask_human`` (default: the terminal).
+        asker: answers ``ask_human``; without one the tool is not offered (a run with
+            nobody to answer only distracts a small model with a tool that cannot help).
     """
     if model is None:
         from pymanus.models.resolve import resolve_model
@@ -159,8 +162,9 @@ def build_manus_agent(settings: Settings, *, model: Model | None = None, asker: 
         web_fetch_tool(WebPolicy(allow_domains=settings.web.allow_domains)),
         web_search_tool(build_search_backends(search)),
         planning_tool(),
-        ask_human_tool(asker or ConsoleAsker()),
     ]
+    if asker is not None:
+        tools.append(ask_human_tool(asker))
     if settings.sandbox.shell:
         tools.append(shell_tool(sandbox, allow_programs=settings.sandbox.shell_allow or None))
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import sys
 from pathlib import Path
 from typing import Annotated
 
@@ -55,8 +56,9 @@ def run(
             },
         )
         from pymanus.agent.manus import build_manus_agent
+        from pymanus.tools.builtin.human import ConsoleAsker
 
-        agent = build_manus_agent(settings)
+        agent = build_manus_agent(settings, asker=ConsoleAsker() if sys.stdin.isatty() else None)
     except ConfigError as exc:
         raise _fail_usage(str(exc)) from None
 
