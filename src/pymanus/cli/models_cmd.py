@@ -27,7 +27,7 @@ models_app = typer.Typer(
 
 
 def _fail(message: str, code: int) -> typer.Exit:
-    typer.echo(f"error: {message}", err=True)
+    typer.echo(f"pymanus: error: {message}", err=True)
     return typer.Exit(code)
 
 
