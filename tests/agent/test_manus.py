@@ -167,10 +167,3 @@ async def test_ask_human_is_offered_only_with_someone_to_answer(tmp_path: Path) 
     with_asker = build_manus_agent(settings_for(tmp_path / "b"), model=ScriptedModel([]), asker=QueueAsker())
     assert "ask_human" not in without.toolset and "ask_human" in with_asker.toolset
     assert "- ask_human:" in with_asker.system_prompt and "- ask_human:" not in without.system_prompt
-
-
-def test_local_models_get_no_step_reminder(tmp_path: Path) -> None:
-    local = ScriptedModel([], name="local:tiny")
-    remote = ScriptedModel([], name="openai:big")
-    assert build_manus_agent(settings_for(tmp_path / "a"), model=local).next_step_prompt is None
-    assert build_manus_agent(settings_for(tmp_path / "b"), model=remote).next_step_prompt is not None

@@ -172,9 +172,7 @@ def build_manus_agent(settings: Settings, *, model: Model | None = None, asker: 
         model,
         tools=tools,
         system_prompt="",
-        # A local model reads "the last message is a tool result" as its cue that it may
-        # answer in plain text; a reminder after every step would take that cue away.
-        next_step_prompt=None if model.name.startswith("local:") else NEXT_STEP_PROMPT,
+        next_step_prompt=NEXT_STEP_PROMPT,
         max_steps=settings.agent.max_steps,
         timeout=settings.agent.timeout,
         workspace=workspace,
