@@ -5,7 +5,8 @@ A chat-completions server in a *separate process* answers instantly: a tool call
 of messages it receives (stateless, so any number of runs can share it). The client
 process runs 1, 100 and 1000 concurrent 10-step runs and reports the CPU time it spent
 per step — the framework plus its HTTP client, not the server. Memory: tracemalloc
-bytes per run while N runs wait on the model, and RSS after ``import pymanus``.
+bytes per run while N runs wait on the model, and the RSS of a fresh interpreter after
+``import pymanus`` and after ``from pymanus import Agent, tool, Toolset``.
 
 Peer: pydantic-ai (``pip install 'pymanus[bench]'``), run in the same process
 and against the same server; skipped with a note when it is not installed.
@@ -161,7 +162,9 @@ async def measure_cpu(make: Callable[[str], tuple[RunFn, Callable[[], Awaitable[
     await one()
     gc.collect()
     started = time.process_time()
-    await asyncio.gather(*(one() for _ in range(n)))
+    async with asyncio.TaskGroup() as runs:  # like gather, but a failure cancels the other runs
+        for _ in range(n):
+            runs.create_task(one())
     spent = time.process_time() - started
     await close()
     return spent / (n * STEPS)
@@ -234,12 +237,23 @@ async def measure_idle_memory(n: int) -> float:
     return (during - before) / n
 
 
-def import_rss_mib() -> tuple[float, float]:
-    """RSS of a fresh interpreter after ``import pymanus``, and of a bare one."""
+def import_rss_mib(statement: str) -> float:
+    """RSS in MiB of a fresh interpreter after running ``statement`` (``""``: a bare one)."""
     probe = "print(open('/proc/self/status').read().split('VmRSS:')[1].split()[0])"
-    with_pymanus = int(subprocess.check_output([sys.executable, "-c", f"import pymanus; {probe}"]))
-    bare = int(subprocess.check_output([sys.executable, "-c", probe]))
-    return with_pymanus / 1024, bare / 1024
+    return int(subprocess.check_output([sys.executable, "-c", f"{statement}\n{probe}"])) / 1024
+
+
+async def attempt(label: str, measurement: Awaitable[float]) -> float | None:
+    """Await a measurement; a failure is printed and the report goes on.
+
+    At 1000 runs on a busy machine a peer's HTTP client may give up (connect timeouts):
+    that must not lose the rest of the report.
+    """
+    try:
+        return await measurement
+    except Exception as exc:
+        print(f"{label} failed: {type(exc).__name__}: {exc}")
+        return None
 
 
 def available(name: str) -> bool:
@@ -261,8 +275,9 @@ async def main(run_counts: list[int]) -> None:
                 print(f"{name:<12} (not installed: pip install 'pymanus[bench]')")
                 continue
             for n in run_counts:
-                per_step = await measure_cpu(make, url, n)
-                print(f"{name:<12} {n:>6} {per_step * 1000:>12.3f}")
+                per_step = await attempt(f"{name:<12} {n:>6}", measure_cpu(make, url, n))
+                if per_step is not None:
+                    print(f"{name:<12} {n:>6} {per_step * 1000:>12.3f}")
     finally:
         server.terminate()
         server.wait()
@@ -274,10 +289,13 @@ async def main(run_counts: list[int]) -> None:
     )
     print(f"\nPython heap per run while {n} runs wait on the model, HTTP request in flight (tracemalloc)")
     for name, make in FRAMEWORKS.items():
-        if available(name):
-            print(f"{name:<12} {await measure_waiting_memory(make, n) / 1024:>8.1f} KiB")
-    rss, bare = import_rss_mib()
-    print(f"\nRSS after `import pymanus`: {rss:.1f} MiB (bare interpreter {bare:.1f} MiB)")
+        if available(name) and (per_run := await attempt(f"{name:<12}", measure_waiting_memory(make, n))) is not None:
+            print(f"{name:<12} {per_run / 1024:>8.1f} KiB")
+    # The package imports its public names on first use, so both are shown: the bare
+    # package, and what a program that builds an agent imports.
+    print(f"\nRSS of a fresh interpreter (bare: {import_rss_mib(''):.1f} MiB)")
+    for statement in ("import pymanus", "from pymanus import Agent, tool, Toolset"):
+        print(f"  after `{statement}`: {import_rss_mib(statement):.1f} MiB")
     print(f"max RSS of this benchmark process: {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MiB")
 
 

@@ -246,7 +246,7 @@ class TestRealModel:
         assert evaluated is not None
         assert second.usage.prompt_tokens > first.usage.prompt_tokens
         assert evaluated < second.usage.prompt_tokens - first.usage.prompt_tokens + 40  # only the added turns
-        assert evaluated < second.usage.prompt_tokens / 3
+        assert second.usage.prompt_tokens - evaluated >= first.usage.prompt_tokens - 1  # the first prompt was cached
         await small.request(messages, [ADD, SEARCH], ModelSettings(seed=2))
         assert small.last_prompt_eval_tokens == 1  # same prompt: only the last token is re-evaluated
 

@@ -17,7 +17,7 @@ from helpers.openai_cases import CALL_ID, HISTORY, SETTINGS, TOOLS, both, call_d
 from pymanus.errors import ConfigError, ModelAuthError
 from pymanus.messages import ImagePart, Message, TextPart, ToolCall
 from pymanus.models.base import ModelSettings
-from pymanus.models.openai import IMAGE_OMITTED, NO_KEY, OpenAIModel
+from pymanus.models.openai import IMAGE_OMITTED, NO_KEY, PLATFORM_HEADERS, OpenAIModel
 
 # -- answers ------------------------------------------------------------------------------------
 
@@ -281,6 +281,29 @@ async def test_local_endpoint_without_key_gets_placeholder(chat_server: ChatServ
     chat_server.push(completion("ok"))
     await model.request(HISTORY, [], SETTINGS)
     assert chat_server.headers[-1]["Authorization"] == f"Bearer {NO_KEY}"
+    await model.aclose()
+
+
+async def test_any_text_is_sent_as_utf8_json(model: OpenAIModel, chat_server: ChatServer) -> None:
+    text = 'naïve "quotes" \\ back\nslash, 中文, emoji 😀, control \x01'
+    chat_server.push(completion("ok"))
+    await model.request([Message.user(text)], [], ModelSettings(temperature=0.25))
+    sent = chat_server.requests[-1]
+    assert sent["messages"] == [{"role": "user", "content": text}]
+    assert sent["temperature"] == 0.25
+
+
+async def test_requests_do_not_describe_the_client_machine(chat_server: ChatServer) -> None:
+    # A base URL with a trailing slash still reaches .../v1/chat/completions.
+    model = OpenAIModel("m", base_url=f"{chat_server.url}/", api_key="sk-test")
+    chat_server.push(completion("ok"), completion("ok"))
+    await model.request(HISTORY, [], SETTINGS)
+    await collect(model)
+    for headers in chat_server.headers[-2:]:
+        names = {name.lower() for name in headers}
+        assert {"authorization", "content-type", "user-agent"} <= names
+        assert not names & {name.lower() for name in PLATFORM_HEADERS}
+        assert "x-stainless-os" not in names
     await model.aclose()
 
 

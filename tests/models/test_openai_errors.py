@@ -94,6 +94,13 @@ async def test_timeout_is_retryable(model: OpenAIModel, chat_server: ChatServer)
     assert caught.value.retryable is True
 
 
+async def test_a_call_timeout_applies_to_that_call_only(model: OpenAIModel, chat_server: ChatServer) -> None:
+    chat_server.push(Delay(0.5, completion("late")), Delay(0.5, completion("in time")))
+    with pytest.raises(ModelError, match="timed out"):
+        await model.request(HISTORY, [], ModelSettings(timeout=0.2))
+    assert (await model.request(HISTORY, [], SETTINGS)).message.content == "in time"
+
+
 async def test_error_event_inside_stream(model: OpenAIModel, chat_server: ChatServer) -> None:
     chat_server.push(
         Chunks([chunk({"content": "par"}), {"error": {"message": "overloaded, try later", "type": "server_error"}}])

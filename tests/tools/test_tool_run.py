@@ -105,6 +105,17 @@ async def test_async_tool_timeout_cancels_it(ctx: ToolContext) -> None:
     assert cancelled.is_set()
 
 
+async def test_async_tool_runs_in_the_callers_task(ctx: ToolContext) -> None:
+    # No task per call (cheaper at thousands of runs); the timeout still applies.
+    @tool(timeout=5)
+    async def which_task() -> str:
+        """Task."""
+        return str(id(asyncio.current_task()))
+
+    result = await which_task.run({}, ctx)
+    assert result.content == str(id(asyncio.current_task()))
+
+
 async def test_sync_tool_timeout_stops_the_thread(ctx: ToolContext) -> None:
     ticks = [0]
     stopped = threading.Event()

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from pymanus.agent.events import Event, RunFinished
-from pymanus.agent.loop import CompletionCheck, Run, RunLimits, RunSpec
+from pymanus.agent.loop import CompletionCheck, NextStepPrompt, Run, RunLimits, RunSpec, TaskMessage
 from pymanus.agent.result import RunResult
 from pymanus.models.base import Model, ModelSettings
 from pymanus.tools.builtin.terminate import terminate
@@ -35,7 +35,8 @@ class Agent:
             configured model, else the embedded default.
         tools: the tools offered, as ``@tool`` objects or plain functions.
         system_prompt: replaces the default instructions.
-        next_step_prompt: a reminder sent after every step (not kept in the history).
+        next_step_prompt: a reminder sent after every step (not kept in the history), or a
+            function ``(task, context) -> str | None`` that writes it from the run's progress.
         max_steps: steps before the run ends in error.
         timeout: wall-clock seconds for a whole run.
         max_repeats: identical calls (same tool and arguments) that end a run as stuck.
@@ -49,6 +50,8 @@ class Agent:
         completion_check: ``check(task, answer, context) -> str | None`` runs before a final
             answer is accepted; a returned problem goes back to the model (twice at most)
             instead of ending the run.
+        task_message: ``(task, context) -> str`` builds the first user message from the task
+            (e.g. adding what the workspace holds); by default it is the task itself.
     """
 
     def __init__(
@@ -57,7 +60,7 @@ class Agent:
         *,
         tools: Sequence[Tool | Callable[..., Any]] = (),
         system_prompt: str | None = None,
-        next_step_prompt: str | None = None,
+        next_step_prompt: str | NextStepPrompt | None = None,
         max_steps: int = 30,
         timeout: float | None = None,
         max_repeats: int = 3,
@@ -68,6 +71,7 @@ class Agent:
         workspace: str | Path | None = None,
         deps: Any = None,
         completion_check: CompletionCheck | None = None,
+        task_message: TaskMessage | None = None,
     ) -> None:
         if max_steps < 1:
             raise ValueError("max_steps must be at least 1")
@@ -85,6 +89,7 @@ class Agent:
         self.workspace = Path(workspace) if workspace is not None else Path("workspace")
         self.deps = deps
         self.completion_check = completion_check
+        self.task_message = task_message
         self._closers: list[Callable[[], Awaitable[None]]] = []
         self._run_end_hooks: list[Callable[[str], Awaitable[None]]] = []
 
@@ -124,6 +129,7 @@ class Agent:
             stream=self.stream,
             context=context,
             completion_check=self.completion_check,
+            task_message=self.task_message,
             on_end=tuple(self._run_end_hooks),
         )
         return Run(spec=spec, task=task)

@@ -64,6 +64,12 @@ class RunLimits:
 CompletionCheck = Callable[[str, str, ToolContext], "str | None"]
 """``check(task, answer, context)``: what is still missing before ``answer`` is final, or None."""
 
+NextStepPrompt = Callable[[str, ToolContext], "str | None"]
+"""``prompt(task, context)``: the reminder for the next request (``None``: no reminder)."""
+
+TaskMessage = Callable[[str, ToolContext], str]
+"""``message(task, context)``: the first user message of a run, built from the task."""
+
 
 @dataclass
 class RunSpec:
@@ -72,13 +78,14 @@ class RunSpec:
     model: Model
     toolset: Toolset
     system_prompt: str
-    next_step_prompt: str | None
+    next_step_prompt: str | NextStepPrompt | None
     settings: ModelSettings
     limits: RunLimits
     finish_on_text: bool
     stream: bool
     context: ToolContext
     completion_check: CompletionCheck | None = None
+    task_message: TaskMessage | None = None
     on_end: tuple[Callable[[str], Awaitable[None]], ...] = ()
 
 
@@ -129,7 +136,8 @@ class Run:
         spec = self.spec
         self.state = RunState.RUNNING
         spec.context.notify = lambda kind, payload: self._notices.append((kind, payload))
-        self.messages = [Message.system(spec.system_prompt), Message.user(self.task)]
+        first = spec.task_message(self.task, spec.context) if spec.task_message else self.task
+        self.messages = [Message.system(spec.system_prompt), Message.user(first)]
         yield RunStarted(
             run_id=self.run_id,
             task=self.task,
@@ -274,7 +282,10 @@ class Run:
         spec = self.spec
         request = self.messages
         if spec.next_step_prompt and self.step > 1:
-            request = [*self.messages, Message.user(spec.next_step_prompt)]
+            prompt = spec.next_step_prompt
+            reminder = prompt if isinstance(prompt, str) else prompt(self.task, spec.context)
+            if reminder:
+                request = [*self.messages, Message.user(reminder)]
         tools = spec.toolset.definitions()
         settings = spec.settings
         if self._explore:  # the model repeated itself: sample more freely once to break the loop

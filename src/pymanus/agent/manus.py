@@ -2,8 +2,10 @@
 
 It offers the file tools, a sandboxed ``python``, ``web_fetch``, ``web_search``,
 ``planning``, ``ask_human`` and ``terminate`` (plus ``shell`` when the config enables
-it), with a system prompt that names the workspace and says what each tool is for.
-A completion check sends a final answer back while a file the task names is missing.
+it), with a system prompt that says what each tool is for. Embedded (``local:``) models
+get a compact toolset (:data:`COMPACT_TOOLS`). The first message adds a briefing on the
+workspace and each reminder the run's progress (:mod:`pymanus.agent.progress`); a
+completion check sends a final answer back while a file the task names is missing.
 """
 
 from __future__ import annotations
@@ -11,7 +13,9 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from pymanus.agent import progress
 from pymanus.agent.agent import Agent
+from pymanus.agent.progress import locate, named_files
 from pymanus.config import Settings
 from pymanus.models.base import Model, ModelSettings
 from pymanus.sandbox.paths import PathJail
@@ -29,26 +33,23 @@ SYSTEM_PROMPT = """\
 You are PyManus, an autonomous agent. You complete the user's task yourself by calling tools, \
 one step at a time, until it is done.
 
-Your workspace is {workspace}. Every file you read or write is there; use paths relative to it \
-(e.g. "report.md"). Files the user mentions are in the workspace.
+Every file you read or write is in the workspace, your current folder; use paths relative to it \
+(e.g. "report.md"). Files the user mentions are in the workspace; the first message lists them and shows the small ones.
 
 Tools:
 {tools}
 
 How to work:
-- Look before you act: list or read the input files first.
+- Read an input file (unless the first message shows it) before you rely on its content.
 - Use `python` for any computation on data (sums, tables, statistics); print the results. \
 Write files with `write_file` or from Python, always with the real computed values, never placeholders. \
 A .md file is Markdown: tables are rows like "| North | 12.50 |" under a header row and a "|---|---|" line.
+- To change code, first write the change into the file (`edit_file`, or `write_file` with the whole file), \
+then run it or its tests with `python`.
 - If a tool reports an error, read it, fix the cause and try a different way; never repeat the same call.
 - Before finishing, make sure every file the task asks for exists with the right content.
 - When the task is done, call `terminate` with status "success" and a short answer for the user. \
 If it truly cannot be done, call `terminate` with status "failure" and say why."""
-
-NEXT_STEP_PROMPT = (
-    "Decide the next step towards finishing the task and call one tool. "
-    "If every requested result exists, call `terminate`."
-)
 
 _TOOL_PURPOSES = {
     "read_file": "read a text file (line ranges; preview=true for the first rows of a CSV)",
@@ -66,11 +67,6 @@ _TOOL_PURPOSES = {
     "terminate": "finish the task with your answer",
 }
 
-# File names the task mentions: a name with a common extension, optionally in folders.
-_FILE_NAME = re.compile(
-    r"(?<![\w./-])((?:[\w-]+/)*[\w][\w.-]*\.(?:md|txt|csv|tsv|json|jsonl|py|html|yaml|yml|toml|xml|png|svg|log|ini))\b"
-)
-
 
 def describe_tools(tools: list[Tool]) -> str:
     """One line per tool: its name and what it is for."""
@@ -86,9 +82,9 @@ def missing_outputs(task: str, answer: str, context: ToolContext) -> str | None:
     """
     workspace = Path(context.workspace)
     problems = []
-    for name in dict.fromkeys(_FILE_NAME.findall(task)):
-        path = workspace / name
-        if not path.exists():
+    for name in named_files(task):
+        path = locate(workspace, name)
+        if path is None:
             problems.append(f"the task names {name}, but the workspace has no such file")
         elif path.is_file() and path.stat().st_size == 0:
             problems.append(f"{name} is empty")
@@ -115,6 +111,17 @@ _PLACEHOLDER_ANSWER = re.compile(r"<[\w .-]{0,40}>|\{\{?[\w .-]{0,40}\}?\}|\[[\w
 def _head(path: Path, limit: int = 200_000) -> str:
     with path.open("rb") as handle:
         return handle.read(limit).decode("utf-8", errors="replace")
+
+
+COMPACT_TOOLS = frozenset({"read_file", "write_file", "edit_file", "list_dir", "python"})
+"""The built-in tools a small local model gets (plus ``terminate``, and ``ask_human``,
+``shell`` and ``web_fetch`` when enabled): on 2 cores every tool schema costs seconds of prompt evaluation,
+and a 1.5B model picks worse among many tools. Python covers searching and listing."""
+
+
+def compact_toolset(model: Model) -> bool:
+    """Whether the preset offers ``model`` only the compact toolset (embedded models)."""
+    return model.name.startswith("local:")
 
 
 def preset_settings(model: Model) -> ModelSettings:
@@ -156,13 +163,14 @@ def build_manus_agent(settings: Settings, *, model: Model | None = None, asker: 
         searxng_url=settings.web.searxng_url or None,
         local_folder=Path(settings.web.search_docs).expanduser() if settings.web.search_docs else workspace,
     )
-    tools: list[Tool] = [
-        *file_tools(jail),
-        python.tool,
-        web_fetch_tool(WebPolicy(allow_domains=settings.web.allow_domains)),
-        web_search_tool(build_search_backends(search)),
-        planning_tool(),
-    ]
+    web_fetch = web_fetch_tool(WebPolicy(allow_domains=settings.web.allow_domains))
+    tools: list[Tool] = [*file_tools(jail), python.tool]
+    if not compact_toolset(model):
+        tools += [web_fetch, web_search_tool(build_search_backends(search)), planning_tool()]
+    else:
+        tools = [t for t in tools if t.name in COMPACT_TOOLS]
+        if settings.web.allow_domains:  # the user opened the web to it
+            tools.append(web_fetch)
     if asker is not None:
         tools.append(ask_human_tool(asker))
     if settings.sandbox.shell:
@@ -172,7 +180,8 @@ def build_manus_agent(settings: Settings, *, model: Model | None = None, asker: 
         model,
         tools=tools,
         system_prompt="",
-        next_step_prompt=NEXT_STEP_PROMPT,
+        next_step_prompt=progress.next_step_prompt,
+        task_message=progress.task_message,
         max_steps=settings.agent.max_steps,
         timeout=settings.agent.timeout,
         workspace=workspace,
@@ -180,7 +189,7 @@ def build_manus_agent(settings: Settings, *, model: Model | None = None, asker: 
         completion_check=missing_outputs,
         settings=preset_settings(model),
     )
-    agent.system_prompt = SYSTEM_PROMPT.format(workspace=workspace, tools=describe_tools(list(agent.toolset)))
+    agent.system_prompt = SYSTEM_PROMPT.format(tools=describe_tools(list(agent.toolset)))
     agent.on_run_end(python.close_session)
     agent.on_close(python.aclose)
     return agent

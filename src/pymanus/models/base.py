@@ -13,6 +13,11 @@ from pymanus.messages import Message, Usage
 FinishReason = Literal["stop", "tool_calls", "length", "content_filter", "error"]
 
 
+PYTHON_SOURCE = "text/x-python"
+"""JSON Schema ``contentMediaType`` of a string argument that holds Python source; grammar-
+constrained models may treat it specially (see :mod:`pymanus.models.local_format`)."""
+
+
 class ToolDefinition(BaseModel):
     """What a model is told about one tool: its name, description and JSON Schema."""
 

@@ -28,6 +28,7 @@ import logging
 import os
 import threading
 from collections.abc import AsyncIterator, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, Literal
 
@@ -63,6 +64,8 @@ logger = logging.getLogger(__name__)
 GGUF_MAGIC = b"GGUF"
 DEFAULT_CONTEXT_CAP = 8192
 MAX_PARALLEL_CALLS = 4
+RETRY_TEMPERATURE = 0.7
+"""Temperature of the one new draw after an output that does not parse."""
 ToolFormat = Literal["auto", "native", "json"]
 
 
@@ -259,6 +262,32 @@ class LocalModel(Model):
         self, messages: Sequence[Message], tools: Sequence[ToolDefinition], settings: ModelSettings, *, stream: bool
     ) -> AsyncIterator[StreamItem]:
         req = await asyncio.to_thread(self._prepare, messages, tools, settings)
+        streamed = False
+        for attempt in range(2):
+            gen: Generation | None = None
+            async for item in self._generate(req, stream):
+                if isinstance(item, Generation):
+                    gen = item
+                else:
+                    streamed = True
+                    yield TextChunk(text=item)
+            assert gen is not None
+            try:
+                response = self._respond(req, gen, tools)
+            except ModelOutputError as exc:
+                # A small model sometimes never closes a string (a call cut off by max_tokens):
+                # one more draw with another seed usually parses; a second failure is an error.
+                if attempt or streamed:
+                    raise
+                logger.warning("%s: %s; sampling again", self.name, exc)
+                sampling = replace(req.sampling, temperature=max(req.sampling.temperature, RETRY_TEMPERATURE))
+                req = replace(req, seed=req.seed + 1, sampling=sampling)
+                continue
+            yield response
+            return
+
+    async def _generate(self, req: Request, stream: bool) -> AsyncIterator[str | Generation]:
+        """Run one generation in a worker thread: its streamed text, then the :class:`Generation`."""
         loop = asyncio.get_running_loop()
         chunks: asyncio.Queue[str | None] = asyncio.Queue()
         cancel = threading.Event()
@@ -272,8 +301,7 @@ class LocalModel(Model):
         work.add_done_callback(lambda _: chunks.put_nowait(None))
         try:
             while (chunk := await chunks.get()) is not None:
-                yield TextChunk(text=chunk)
-            gen = await work
+                yield chunk
+            yield await work
         finally:
             cancel.set()  # stops the worker at its next token if we were cancelled
-        yield self._respond(req, gen, tools)

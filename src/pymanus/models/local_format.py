@@ -36,7 +36,7 @@ from typing import Any, Literal
 
 from pymanus.errors import ModelOutputError
 from pymanus.messages import Message, ToolCall
-from pymanus.models.base import ToolDefinition
+from pymanus.models.base import PYTHON_SOURCE, ToolDefinition
 
 logger = logging.getLogger("pymanus.models.local")  # one logger for the local-model modules
 
@@ -125,6 +125,35 @@ def _relocate_refs(node: Any, prefix: str) -> Any:
     return copy
 
 
+def _mark_python_source(node: Any) -> Any:
+    """Copy a schema, pointing strings of Python source at the ``pm-code`` rule (see below)."""
+    if isinstance(node, list):
+        return [_mark_python_source(item) for item in node]
+    if not isinstance(node, dict):
+        return node
+    if node.get("type") == "string" and node.get("contentMediaType") == PYTHON_SOURCE:
+        return {"$ref": f"#/$defs/{_CODE_RULE}"}
+    return {k: _mark_python_source(v) for k, v in node.items()}
+
+
+# Strings of Python source (``PYTHON_SOURCE``: the ``python`` tool's code) get their own rule,
+# a JSON string without ``;``. Small models chain statements with ``;`` on one line, compound
+# ones included (``import csv; with open(f) as h: ...``), a SyntaxError; without ``;`` their
+# next-best token is a line break. The cost: no literal ``;`` in code (``chr(59)`` works).
+_CODE_RULE = "pm-code"
+_CODE_PLACEHOLDER = {"const": "pm-code"}
+_CODE_GRAMMAR = (
+    r'pm-code ::= "\"" pm-code-char* "\""',
+    r'pm-code-char ::= [^"\\;\x00-\x1F] | "\\" (["\\/bfnrt] | "u" [0-9a-fA-F] [0-9a-fA-F] [0-9a-fA-F] [0-9a-fA-F])',
+)
+
+
+def _with_code_rule(rules: list[str]) -> list[str]:
+    """Replace the placeholder rule of Python source strings by the real one."""
+    kept = [rule for rule in rules if not rule.startswith(f"{_CODE_RULE} ::= ")]
+    return kept + list(_CODE_GRAMMAR) if len(kept) < len(rules) else kept
+
+
 def _arguments_schema(tool: ToolDefinition, index: int, defs: dict[str, Any]) -> dict[str, Any]:
     """The tool's parameter schema, made embeddable; a generic object if the grammar can't express it."""
     from llama_cpp.llama_grammar import json_schema_to_gbnf
@@ -132,9 +161,10 @@ def _arguments_schema(tool: ToolDefinition, index: int, defs: dict[str, Any]) ->
     prefix = f"t{index}-"
     try:
         own = {**tool.parameters.get("definitions", {}), **tool.parameters.get("$defs", {})}
-        hoisted = {prefix + name: _relocate_refs(sub, prefix) for name, sub in own.items()}
+        hoisted = {prefix + name: _mark_python_source(_relocate_refs(sub, prefix)) for name, sub in own.items()}
         top = {k: v for k, v in tool.parameters.items() if k not in ("$defs", "definitions")}
-        schema = _relocate_refs(top, prefix)
+        schema = _mark_python_source(_relocate_refs(top, prefix))
+        hoisted[_CODE_RULE] = _CODE_PLACEHOLDER
         json_schema_to_gbnf(json.dumps({**schema, "$defs": hoisted}))  # fails on what it cannot express
     except Exception as exc:
         logger.warning(
@@ -187,7 +217,7 @@ def build_grammar(
             ],
             "$defs": defs,
         }
-        return _canonical_spacing(json_schema_to_gbnf(json.dumps(envelope)))
+        return "\n".join(_with_code_rule(_canonical_spacing(json_schema_to_gbnf(json.dumps(envelope))).splitlines()))
     final = {
         "type": "object",
         "properties": {"name": {"const": FINAL_TOOL.name}, "arguments": FINAL_TOOL.parameters},
@@ -196,7 +226,7 @@ def build_grammar(
     pseudo = FINAL_TOOL.name not in {tool.name for tool in tools}
     alternatives = {**defs, "pm-tool": {"oneOf": calls}, "pm-final": final}
     schema = {"oneOf": [{"$ref": "#/$defs/pm-tool"}, {"$ref": "#/$defs/pm-final"}], "$defs": alternatives}
-    rules = _canonical_spacing(json_schema_to_gbnf(json.dumps(schema))).splitlines()
+    rules = _with_code_rule(_canonical_spacing(json_schema_to_gbnf(json.dumps(schema))).splitlines())
     block = r'"<tool_call>\n" pm-tool "\n</tool_call>"'
     repeated = "".join(rf' ("\n" {block}' for _ in range(max_calls - 1)) + ")?" * (max_calls - 1)
     return "\n".join(

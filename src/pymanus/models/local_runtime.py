@@ -41,9 +41,14 @@ class Sampling:
     top_p: float = 0.9
     top_k: int = 40
     min_p: float = 0.05
-    repeat_penalty: float = 1.05
+    repeat_penalty: float = 1.0
+    """Off: code and JSON repeat brackets and quotes, and a penalty made the 1.5B drop them."""
     repeat_last_n: int = 64
     max_tokens: int = 1024
+
+
+MAX_BLANK_TOKENS = 64
+"""Whitespace-only tokens in a row that end a generation: the model is looping, not writing."""
 
 
 # -- loading ------------------------------------------------------------------------------
@@ -266,7 +271,7 @@ def generate(
         sampler = _Sampler(runtime, req.sampling, req.seed, req.grammar)
         is_eog = _import_llama().llama_vocab_is_eog
         decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
-        text, streamed, generated, cut = "", 0, 0, False
+        text, streamed, generated, cut, blank_run = "", 0, 0, False, 0
         finish: Literal["stop", "length"] = "length"
         try:
             for _ in range(budget):
@@ -277,7 +282,11 @@ def generate(
                     finish = "stop"
                     break
                 generated += 1
-                text += decoder.decode(llm.detokenize([token]))
+                piece = decoder.decode(llm.detokenize([token]))
+                text += piece
+                blank_run = blank_run + 1 if piece.isspace() else 0
+                if blank_run >= MAX_BLANK_TOKENS:  # degenerate: a string that is never closed
+                    break
                 if req.style is None and req.stop and any(s in text for s in req.stop):
                     text = text[: min(text.find(s) for s in req.stop if s in text)]
                     finish, cut = "stop", True

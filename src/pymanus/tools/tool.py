@@ -8,7 +8,6 @@ and whatever it returns or raises becomes a :class:`ToolResult` the model can re
 from __future__ import annotations
 
 import asyncio
-import ctypes
 import inspect
 import json
 import threading
@@ -173,7 +172,9 @@ class Tool:
             kwargs[self._context_param] = context
         try:
             if self._is_async:
-                value = await asyncio.wait_for(self.function(**kwargs), self.timeout)
+                # Inline in the caller's task: ``wait_for`` would wrap each call in a new task.
+                async with asyncio.timeout(self.timeout):
+                    value = await self.function(**kwargs)
             else:
                 value = await self._run_in_thread(kwargs)
         except TimeoutError:
@@ -217,6 +218,8 @@ class Tool:
             return await asyncio.wait_for(future, self.timeout)
         except TimeoutError:
             if worker.ident is not None and worker.is_alive():
+                import ctypes  # only here: most processes never stop a thread, and ctypes costs memory
+
                 ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(worker.ident), ctypes.py_object(_ToolTimeout))
             raise
 

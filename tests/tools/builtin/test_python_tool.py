@@ -134,7 +134,7 @@ async def test_exit_status_and_input(once: Tool) -> None:
 
 async def test_files_land_in_the_workspace_and_matplotlib_is_headless(once: Tool, sandbox: Sandbox) -> None:
     result = await call(once, "import os\nopen('made.txt', 'w').write('data')\nprint(os.environ['MPLBACKEND'])")
-    assert result.text == "Agg"
+    assert result.text == "Agg\n\nFiles written: made.txt (1 line)."
     assert (sandbox.workspace / "made.txt").read_text() == "data"
     assert "data" in (await call(once, "print(open('made.txt').read())")).text
 

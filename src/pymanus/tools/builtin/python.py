@@ -26,20 +26,27 @@ import secrets
 import sys
 from collections.abc import Awaitable, Callable
 from pathlib import Path
+from typing import Annotated
 
+from pydantic import Field
+
+from pymanus.models.base import PYTHON_SOURCE
 from pymanus.sandbox import Sandbox
 from pymanus.sandbox.streams import fit
 from pymanus.tools.builtin.code_repair import repair_string_line_breaks
 from pymanus.tools.builtin.python_session import BlockOutcome, WorkerSession, frame, parse_status
+from pymanus.tools.builtin.workspace_scan import Snapshot, describe_changes, scan
 from pymanus.tools.tool import DEFAULT_MAX_RESULT_CHARS, Tool, ToolContext, ToolResult
+
+PythonCode = Annotated[str, Field(json_schema_extra={"contentMediaType": PYTHON_SOURCE})]
 
 WORKER_SOURCE = (Path(__file__).parent / "python_worker.py").read_text(encoding="utf-8")
 CODE_RETRIES = 6
+"""Failed calls in a row a run tolerates: fixing code by trial and error is normal work."""
 REPAIR_NOTE = (
     "Note: your code had line breaks inside string literals; they were run as \\n escapes. "
     "In the JSON arguments, write \\\\n for a \\n inside a Python string."
 )
-"""Failed calls in a row a run tolerates: fixing code by trial and error is normal work."""
 DATA_LIBRARIES = ("numpy", "pandas", "matplotlib", "scipy", "sklearn", "PIL", "openpyxl")
 
 
@@ -92,7 +99,7 @@ class PythonRunner:
         )
 
     def _session_function(self) -> Callable[..., Awaitable[ToolResult]]:
-        async def python(code: str, ctx: ToolContext, reset: bool = False) -> ToolResult:
+        async def python(code: PythonCode, ctx: ToolContext, reset: bool = False) -> ToolResult:
             """Run Python code.
 
             Args:
@@ -104,7 +111,7 @@ class PythonRunner:
         return python
 
     def _oneshot_function(self) -> Callable[..., Awaitable[ToolResult]]:
-        async def python(code: str) -> ToolResult:
+        async def python(code: PythonCode) -> ToolResult:
             """Run Python code.
 
             Args:
@@ -112,7 +119,9 @@ class PythonRunner:
             """
             repaired = repair_string_line_breaks(code)
             note = "" if repaired is None else REPAIR_NOTE
-            return self._observation(await self._run_once(repaired or code), note=note)
+            before = await self._scan()
+            outcome = await self._run_once(repaired or code)
+            return self._observation(outcome, note=note, written=await self._written_since(before))
 
         return python
 
@@ -174,6 +183,7 @@ class PythonRunner:
             )
         self._restarted.discard(run_id)
         session = await self._session(run_id)
+        before = await self._scan()
         try:
             outcome = await session.run(code, self.sandbox.timeout)
         except asyncio.CancelledError:
@@ -184,7 +194,14 @@ class PythonRunner:
             self._sessions.pop(run_id, None)
             await session.aclose()
             self._restarted.add(run_id)
-        return self._observation(outcome, note=note)
+        return self._observation(outcome, note=note, written=await self._written_since(before))
+
+    async def _scan(self) -> Snapshot | None:
+        return await asyncio.to_thread(scan, self.sandbox.workspace)
+
+    async def _written_since(self, before: Snapshot | None) -> str:
+        """Which files the code wrote (small models do not check on their own)."""
+        return describe_changes(self.sandbox.workspace, before, await self._scan())
 
     async def _session(self, run_id: str) -> WorkerSession:
         """The live worker of ``run_id``, started if needed."""
@@ -214,7 +231,7 @@ class PythonRunner:
             cleanup.add_done_callback(self._cleanups.discard)
 
     # -- observations ------------------------------------------------------------------
-    def _observation(self, outcome: BlockOutcome, *, note: str) -> ToolResult:
+    def _observation(self, outcome: BlockOutcome, *, note: str, written: str = "") -> ToolResult:
         parts = [note] if note else []
         stdout, stderr = outcome.stdout.rstrip("\n"), outcome.stderr.rstrip("\n")
         room = self.tool_budget - 1000  # left for the note and the footer
@@ -232,7 +249,9 @@ class PythonRunner:
         if footer:
             parts.append(footer)
         elif ok and not stdout and not stderr.strip():
-            parts.append("(the code ran without error and printed nothing; print() the values you want to see)")
+            parts.append("(the code ran without error and printed nothing)")
+        if written:
+            parts.append(written)
         return ToolResult(content="\n\n".join(parts), is_error=not ok)
 
     def _footer(self, outcome: BlockOutcome) -> str:
@@ -271,6 +290,12 @@ class PythonRunner:
                 f"The code has a {error} (see above), so none of it ran. Write one statement per line, "
                 "separated by line breaks (\\n in the JSON string), with indented blocks for for/if/with; "
                 "a for/if/with/def statement cannot follow `;` on the same line."
+            )
+        if status.get("missing") and status.get("module_file"):
+            missing, where = status["missing"], status["module_file"]
+            return (
+                f"{where} in the workspace does not define `{missing}`. If the task asks for it, "
+                f"write it into {where} first (edit_file, or write_file with the whole file), then test it."
             )
         if error:
             return f"The code raised {error} (traceback above). Fix the code and run it again."

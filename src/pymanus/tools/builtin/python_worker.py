@@ -20,6 +20,7 @@ import importlib
 import json
 import linecache
 import os
+import re
 import resource
 import sys
 import traceback
@@ -58,6 +59,7 @@ def main() -> int:
         source = commands.read(int(header)).decode("utf-8", errors="replace")
         number += 1
         _grant_cpu(cpu_seconds)
+        _forget_workspace_modules()
         status = run_block(source, f"<cell {number}>", namespace)
         _flush()
         os.write(1, SEPARATOR + token + b":" + SEPARATOR)
@@ -110,8 +112,37 @@ def run_block(source: str, filename: str, namespace: dict[str, Any]) -> dict[str
         status: dict[str, Any] = {"ok": False, "error": type(exc).__name__}
         if isinstance(exc, ModuleNotFoundError) and exc.name:
             status["module"] = exc.name
+        elif isinstance(exc, (ImportError, AttributeError)):
+            status.update(_missing_name(exc))
         return status
     return {"ok": True}
+
+
+def _forget_workspace_modules() -> None:
+    """Drop imported modules that live in the workspace, so the next import reads the file again.
+
+    The model edits ``textutils.py`` with a file tool and imports it again in the same
+    session: without this it would test the stale module and conclude its fix failed.
+    """
+    here = os.getcwd() + os.sep
+    for name, module in list(sys.modules.items()):
+        if (getattr(module, "__file__", None) or "").startswith(here):
+            del sys.modules[name]
+    importlib.invalidate_caches()
+
+
+def _missing_name(exc: ImportError | AttributeError) -> dict[str, str]:
+    """For a name missing from a workspace module: the name and the module's file."""
+    if isinstance(exc, ImportError):
+        match = re.match(r"cannot import name '(\w+)'", str(exc))
+        where = exc.path or ""
+    else:
+        match = re.match(r"module '[\w.]+' has no attribute '(\w+)'", str(exc))
+        where = getattr(getattr(exc, "obj", None), "__file__", None) or ""
+    here = os.getcwd() + os.sep
+    if match is None or not where.startswith(here):
+        return {}
+    return {"missing": match.group(1), "module_file": where[len(here) :]}
 
 
 def _describe_error(exc: BaseException) -> str:

@@ -1,0 +1,86 @@
+"""Workspace-aware prompts: a briefing in the first message, progress in each reminder.
+
+Small models lose track of a task's state: they test a function before writing it,
+redo work that is done, or never call ``terminate`` once the files exist. Two prompts
+keep the state in front of them, computed from the workspace rather than believed
+from the model:
+
+- the first message adds what the workspace holds (names, lines, CSV columns, JSON
+  shapes), which saves the exploratory steps;
+- the reminder after each step says which files the run has written so far, which
+  files the task names that do not exist yet, and, once none is missing, to check
+  and call ``terminate``.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from pymanus.tools.builtin.workspace_scan import Snapshot, changed_files, describe_workspace, scan
+from pymanus.tools.tool import ToolContext
+
+NEXT_STEP_PROMPT = (
+    "Decide the next step towards finishing the task and call one tool. "
+    "If every requested result exists, call `terminate`."
+)
+
+# File names the task mentions: a name with a common extension, optionally in folders.
+_FILE_NAME = re.compile(
+    r"(?<![\w./-])((?:[\w-]+/)*[\w][\w.-]*\.(?:md|txt|csv|tsv|json|jsonl|py|html|yaml|yml|toml|xml|png|svg|log|ini))\b"
+)
+_START = "progress.start"
+"""``ToolContext.state`` key of the workspace scan taken when the run started."""
+_SHOWN = 8
+
+
+def named_files(task: str) -> list[str]:
+    """The file names ``task`` mentions, in order, without repeats."""
+    return list(dict.fromkeys(_FILE_NAME.findall(task)))
+
+
+def locate(workspace: Path, name: str, snapshot: Snapshot | None = None) -> Path | None:
+    """Where the file the task calls ``name`` is: at that path, or (a bare name) in any folder.
+
+    "a package weather with __init__.py" names a file that belongs in ``weather/``.
+    """
+    path = workspace / name
+    if path.exists():
+        return path
+    if "/" in name:
+        return None
+    if snapshot is None:
+        snapshot = scan(workspace)
+    for relative in sorted(snapshot or ()):
+        if relative.rsplit("/", 1)[-1] == name:
+            return workspace / relative
+    return None
+
+
+def task_message(task: str, context: ToolContext) -> str:
+    """The task, then a briefing on the workspace; remembers the workspace as it was."""
+    workspace = Path(context.workspace)
+    context.state[_START] = scan(workspace)
+    return f"{task}\n\n{describe_workspace(workspace)}"
+
+
+def next_step_prompt(task: str, context: ToolContext) -> str:
+    """The reminder before each request after the first: what is written, what is missing."""
+    workspace = Path(context.workspace)
+    now = scan(workspace)
+    written = changed_files(context.state.get(_START), now)
+    missing = [name for name in named_files(task) if locate(workspace, name, now) is None]
+    parts = []
+    if written:
+        more = f" and {len(written) - _SHOWN} more" if len(written) > _SHOWN else ""
+        parts.append(f"Files written so far: {', '.join(written[:_SHOWN])}{more}.")
+    if missing:
+        parts.append(f"Not written yet: {', '.join(missing)}.")
+    if written and not missing:
+        parts.append(
+            "If they complete the task correctly, call `terminate` now with a short answer; "
+            "otherwise decide the next step and call one tool."
+        )
+    else:
+        parts.append(NEXT_STEP_PROMPT)
+    return " ".join(parts)

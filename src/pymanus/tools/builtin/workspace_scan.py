@@ -1,0 +1,171 @@
+"""What the workspace holds and what changed in it: for observations and briefings.
+
+Small models do not notice what their own code wrote unless told. A :func:`scan`
+before and after a tool call gives :func:`describe_changes` ("Files written:
+top5.csv (6 lines)"); a scan at the start of a run gives the briefing of
+:func:`describe_workspace` (names, sizes, CSV columns, JSON shapes), which saves
+the first exploratory steps.
+
+Scans never follow symlinks, skip tool folders (``.git``, ``node_modules``, ...) and
+give up past ``limit`` entries (``None``): a huge workspace is not walked every step.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+from pathlib import Path
+
+from pymanus.tools.builtin.file_search import NOT_EXPANDED, human_size
+
+Snapshot = dict[str, tuple[int, int]]
+"""Relative POSIX path → (modification time in ns, size in bytes), for regular files."""
+
+SCAN_LIMIT = 2_000
+BRIEF_FILES = 30
+"""Files the workspace briefing names; more are only counted."""
+SHOW_BUDGET = 4_000
+"""Characters of small files' text the workspace briefing shows."""
+_PEEK_BYTES = 64_000
+"""A file is read up to this size to count lines or show a CSV's columns or a JSON's shape."""
+
+
+def scan(root: Path, limit: int = SCAN_LIMIT) -> Snapshot | None:
+    """Every regular file under ``root`` (``None`` if there are more than ``limit`` entries)."""
+    found: Snapshot = {}
+    seen = 0
+    pending = [root]
+    while pending:
+        folder = pending.pop()
+        try:
+            entries = list(os.scandir(folder))
+        except OSError:
+            continue
+        for entry in entries:
+            seen += 1
+            if seen > limit:
+                return None
+            try:
+                if entry.is_dir(follow_symlinks=False):
+                    if entry.name not in NOT_EXPANDED:
+                        pending.append(Path(entry.path))
+                elif entry.is_file(follow_symlinks=False):
+                    info = entry.stat(follow_symlinks=False)
+                    found[Path(entry.path).relative_to(root).as_posix()] = (info.st_mtime_ns, info.st_size)
+            except OSError:  # vanished while we looked
+                continue
+    return found
+
+
+def changed_files(before: Snapshot | None, after: Snapshot | None) -> list[str]:
+    """Files created or modified between two scans, in path order ([] if either scan gave up)."""
+    if before is None or after is None:
+        return []
+    return sorted(path for path, stamp in after.items() if before.get(path) != stamp)
+
+
+def describe_changes(root: Path, before: Snapshot | None, after: Snapshot | None, limit: int = 10) -> str:
+    """``"Files written: top5.csv (6 lines), chart.png (14.2 KB)."`` or ``""`` when nothing changed."""
+    paths = changed_files(before, after)
+    if not paths:
+        return ""
+    assert after is not None
+    shown = [f"{path} ({_size_note(root / path, after[path][1])})" for path in paths[:limit]]
+    more = f" and {len(paths) - limit} more" if len(paths) > limit else ""
+    return f"Files written: {', '.join(shown)}{more}."
+
+
+def describe_workspace(root: Path, show_budget: int = SHOW_BUDGET) -> str:
+    """A short briefing on the workspace's files for the first message of a run.
+
+    Names with lines or sizes, CSV columns and JSON shapes, then the text of the small
+    files while they fit in ``show_budget`` characters: reading them is the first thing
+    any agent does, and one message is cheaper than a step per file.
+    """
+    snapshot = scan(root)
+    if snapshot is None:
+        return f"The workspace holds more than {SCAN_LIMIT} files and folders; use list_dir to look around."
+    if not snapshot:
+        return "The workspace is empty."
+    paths = sorted(snapshot, key=lambda p: (p.count("/"), p))
+    lines = ["Files in the workspace:"]
+    for path in paths[:BRIEF_FILES]:
+        size = snapshot[path][1]
+        lines.append(f"- {path} ({_size_note(root / path, size)}{_shape(root / path, size)})")
+    if len(paths) > BRIEF_FILES:
+        lines.append(f"- ... and {len(paths) - BRIEF_FILES} more files (list_dir shows them)")
+    for path in paths[:BRIEF_FILES]:
+        size = snapshot[path][1]
+        text = _peek(root / path, size) if 0 < size <= show_budget else None
+        if text is not None and len(text) <= show_budget:
+            show_budget -= len(text)
+            lines.append(f"\n{path}:\n```\n{text.rstrip()}\n```")
+    return "\n".join(lines)
+
+
+def _size_note(path: Path, size: int) -> str:
+    """Lines for a small text file, else the size."""
+    if size == 0:
+        return "empty"
+    text = _peek(path, size)
+    if text is None:
+        return human_size(size)
+    count = text.count("\n") + (not text.endswith("\n"))
+    return f"{count} line{'s' * (count != 1)}"
+
+
+def _shape(path: Path, size: int) -> str:
+    """``"; columns: a, b"`` for a CSV, ``"; a JSON list of 12 objects with keys ..."`` for JSON."""
+    suffix = path.suffix.lower()
+    if suffix not in (".csv", ".tsv", ".json") or size == 0:
+        return ""
+    if suffix in (".csv", ".tsv"):
+        head = _peek(path, min(size, _PEEK_BYTES), partial=True) or ""
+        rows = list(csv.reader(head.splitlines()[:2], delimiter="\t" if suffix == ".tsv" else ","))
+        if not rows:
+            return ""
+        note = f"; columns: {', '.join(rows[0])}"
+        return note + (f"; first row: {', '.join(rows[1])}" if len(rows) > 1 else "")
+    text = _peek(path, size)
+    if text is None:
+        return ""
+    try:
+        data = json.loads(text)
+    except ValueError:
+        return "; not valid JSON"
+    if isinstance(data, list):
+        objects = [item for item in data if isinstance(item, dict)]
+        if objects and len(objects) == len(data):
+            return f"; a JSON list of {len(data)} objects with keys {', '.join(map(str, objects[0]))}"
+        return f"; a JSON list of {len(data)} items"
+    if isinstance(data, dict):
+        keys = list(data)
+        shown = ", ".join(map(str, keys[:12])) + (", ..." if len(keys) > 12 else "")
+        return f"; a JSON object with keys {shown}"
+    return ""
+
+
+def _peek(path: Path, size: int, *, partial: bool = False) -> str | None:
+    """The text of a small UTF-8 file (or, ``partial``, of its first ``size`` bytes).
+
+    ``None`` when the file is too big, binary or unreadable.
+    """
+    if size > _PEEK_BYTES:
+        return None
+    try:
+        with path.open("rb") as handle:
+            raw = handle.read(size if partial else _PEEK_BYTES + 1)
+    except OSError:
+        return None
+    if b"\x00" in raw or len(raw) > _PEEK_BYTES:
+        return None
+    return raw.decode("utf-8", errors="replace" if partial else "strict") if _is_utf8(raw, partial) else None
+
+
+def _is_utf8(raw: bytes, partial: bool) -> bool:
+    try:
+        raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return partial and exc.start >= len(raw) - 3  # only a character cut by the end of the window
+    return True
