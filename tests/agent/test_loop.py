@@ -19,10 +19,11 @@ from pymanus import (
     ToolCall,
     ToolCallFinished,
     ToolCallStarted,
+    ToolContext,
     tool,
 )
 from pymanus.agent.guards import REPEAT_HINT
-from pymanus.agent.loop import NO_TOOL_CALL_NUDGE
+from pymanus.agent.loop import NO_TOOL_CALL_NUDGE, WRAP_UP_PROMPT
 from pymanus.errors import ModelError
 from pymanus.models import FunctionModel, ScriptedModel, call
 from pymanus.models.base import ToolDefinition
@@ -131,11 +132,45 @@ async def test_model_error_ends_in_error() -> None:
 
 async def test_first_repeat_gets_a_hint_and_more_end_the_run() -> None:
     same = [call("add", a=1, b=2), call("add", b=2, a=1), call("add", a=1, b=2), "never reached"]
-    result = await Agent(ScriptedModel(same), tools=[add], max_repeats=3).run("task")
+    result = await Agent(ScriptedModel(same), tools=[add], max_repeats=3, wrap_up=False).run("task")
     tool_messages = [m for m in result.messages if m.role == "tool"]
     assert tool_messages[0].content == "3"
     assert tool_messages[1].content == "3" + REPEAT_HINT  # key order does not matter
     assert (result.state, result.reason, result.steps) == (RunState.ERROR, "stuck", 3)
+
+
+async def test_stuck_on_a_successful_call_is_asked_for_its_final_answer() -> None:
+    same = [call("add", a=1, b=2)] * 3
+    model = ScriptedModel([*same, call("terminate", status="success", message="1 + 2 = 3")])
+    events = [event async for event in Agent(model, tools=[add]).iter("task")]
+    finished = events[-1]
+    assert isinstance(finished, RunFinished)
+    assert (finished.state, finished.reason, finished.output, finished.step) == (
+        RunState.FINISHED,
+        "terminate",
+        "1 + 2 = 3",
+        3,
+    )
+    last_request = model.requests[-1]
+    assert last_request[-1] == Message.user(WRAP_UP_PROMPT)
+    assert [tool.name for tool in model.request_tools[-1]] == ["terminate"]  # nothing else to call
+    assert [e.name for e in events if isinstance(e, ToolCallFinished)] == ["add", "add", "add", "terminate"]
+
+
+async def test_wrap_up_that_does_not_finish_ends_stuck() -> None:
+    failing = [call("add", a=1, b=2)] * 3 + [call("terminate", status="failure", message="cannot")]
+    result = await Agent(ScriptedModel(failing), tools=[add]).run("task")
+    assert (result.state, result.reason) == (RunState.ERROR, "stuck")
+    assert "repeated the same `add` call 3 times" in result.output
+    # A repeated call that fails is not wrapped up: the model has no answer to give.
+    broken = [call("add", a="x", b=2)] * 3
+    model = ScriptedModel(broken)
+    result = await Agent(model, tools=[add], max_repeats=3).run("task")
+    assert (result.state, result.reason, len(model.requests)) == (RunState.ERROR, "stuck", 3)
+    # Without terminate there is nothing to offer.
+    model = ScriptedModel([call("add", a=1, b=2)] * 3)
+    result = await Agent(model, tools=[add], terminate_tool=False).run("task")
+    assert (result.state, result.reason, len(model.requests)) == (RunState.ERROR, "stuck", 3)
 
 
 async def test_bad_arguments_are_fed_back_and_corrected() -> None:
@@ -257,6 +292,29 @@ async def test_next_step_prompt_is_sent_but_not_kept() -> None:
     assert model.requests[0][-1].text == "task"
     assert model.requests[1][-1] == Message.user("Decide the next step.")
     assert all(m.text != "Decide the next step." for m in result.messages)
+
+
+async def test_next_step_prompt_and_task_message_from_functions() -> None:
+    seen: list[tuple[str, str, int]] = []
+
+    def remind(task: str, context: ToolContext) -> str | None:
+        seen.append((task, context.run_id, context.step))
+        context.state["reminders"] = context.state.get("reminders", 0) + 1
+        return None if context.step == 3 else f"Step {context.step}: {context.state['first']}"
+
+    def first_message(task: str, context: ToolContext) -> str:
+        context.state["first"] = "briefed"
+        return f"{task}\n\n(workspace notes)"
+
+    model = ScriptedModel([call("add", a=1, b=1), call("add", a=2, b=2), "4"])
+    agent = Agent(model, tools=[add], next_step_prompt=remind, task_message=first_message)
+    result = await agent.run("task")
+    assert model.requests[0][-1] == Message.user("task\n\n(workspace notes)")
+    assert model.requests[1][-1] == Message.user("Step 2: briefed")
+    assert model.requests[2][-1].role == "tool"  # None: no reminder this time
+    assert [(task, step) for task, _, step in seen] == [("task", 2), ("task", 3)]
+    assert {run_id for _, run_id, _ in seen} == {result.run_id}
+    assert result.messages[1].text == "task\n\n(workspace notes)" and result.output == "4"
 
 
 async def test_streaming_models_emit_text_deltas() -> None:

@@ -167,3 +167,39 @@ async def test_ask_human_is_offered_only_with_someone_to_answer(tmp_path: Path) 
     with_asker = build_manus_agent(settings_for(tmp_path / "b"), model=ScriptedModel([]), asker=QueueAsker())
     assert "ask_human" not in without.toolset and "ask_human" in with_asker.toolset
     assert "- ask_human:" in with_asker.system_prompt and "- ask_human:" not in without.system_prompt
+
+
+def test_embedded_models_get_the_compact_toolset(tmp_path: Path) -> None:
+    local = build_manus_agent(settings_for(tmp_path / "a"), model=ScriptedModel([], name="local:qwen2.5-coder-1.5b"))
+    assert local.toolset.names == ["read_file", "write_file", "edit_file", "list_dir", "python", "terminate"]
+    assert "- web_search:" not in local.system_prompt and "- python:" in local.system_prompt
+    settings = Settings.load(
+        path=None,
+        env={},
+        overrides={"agent": {"workspace": str(tmp_path / "b")}, "web": {"allow_domains": ["docs.python.org"]}},
+        cwd=tmp_path,
+    )
+    opened = build_manus_agent(settings, model=ScriptedModel([], name="local:qwen2.5-coder-1.5b"))
+    assert "web_fetch" in opened.toolset  # the user let it on the web
+    remote = build_manus_agent(settings_for(tmp_path / "c"), model=ScriptedModel([], name="openai:gpt-4o-mini"))
+    assert {"find_files", "grep", "web_fetch", "web_search", "planning"} <= set(remote.toolset.names)
+    other = build_manus_agent(settings_for(tmp_path / "d"), model=ScriptedModel([]))
+    assert remote.system_prompt == other.system_prompt  # the same for every workspace
+
+
+async def test_the_run_is_briefed_on_the_workspace_and_reminded_of_progress(tmp_path: Path) -> None:
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    (workspace / "scores.csv").write_text("player,score\nava,3\nbo,9\n")
+    code = "import csv\nrows = list(csv.DictReader(open('scores.csv')))\nwrite_file('top.csv', 'player\\nbo\\n')"
+    model = ScriptedModel([call("python", code=code), call("terminate", status="success", message="done")])
+    agent = build_manus_agent(settings_for(workspace), model=model)
+    try:
+        result = await agent.run("From scores.csv, write top.csv with the best player.")
+    finally:
+        await agent.aclose()
+    assert result.state is RunState.FINISHED
+    first = model.requests[0][1].text
+    assert "- scores.csv (3 lines; columns: player, score; first row: ava, 3)" in first
+    assert "Files written: top.csv (2 lines)." in model.requests[1][-2].text  # the python observation
+    assert model.requests[1][-1].text.startswith("Files written so far: top.csv. If they complete the task")

@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import json
 import string
+from dataclasses import replace
 from enum import StrEnum
 from pathlib import Path
 
@@ -18,7 +19,7 @@ from pydantic import BaseModel
 from pymanus.errors import ConfigError, ContextOverflowError, ModelOutputError, ModelPackError
 from pymanus.messages import Message, ToolCall
 from pymanus.models import packs
-from pymanus.models.base import ModelResponse, ModelSettings, TextChunk, ToolDefinition
+from pymanus.models.base import PYTHON_SOURCE, ModelResponse, ModelSettings, TextChunk, ToolDefinition
 from pymanus.models.local import LocalModel, json_string_prefix, parse_output, resolve_spec
 
 SMALL = "smollm2-135m"
@@ -179,6 +180,31 @@ def test_grammar_builds_for_pydantic_refs_and_falls_back_for_the_rest() -> None:
     assert "root ::= alternative-0 | alternative-1" in build_grammar([ADD], "json", 1)
 
 
+PYTHON = ToolDefinition(
+    name="python",
+    description="Run Python code.",
+    parameters={
+        "type": "object",
+        "properties": {"code": {"type": "string", "contentMediaType": PYTHON_SOURCE}, "note": {"type": "string"}},
+        "required": ["code", "note"],
+    },
+)
+
+
+def test_python_source_strings_get_a_grammar_without_semicolons() -> None:
+    pytest.importorskip("llama_cpp")
+    from pymanus.models.local import build_grammar
+
+    for style in ("native", "json"):
+        rules = dict(line.split(" ::= ", 1) for line in build_grammar([PYTHON, ADD], style, 1).splitlines())
+        code_rule = next(body for name, body in rules.items() if name.endswith("-code") and name != "pm-code")
+        assert code_rule == "pm-code"
+        assert rules["pm-code-char"].startswith(r'[^"\\;\x00-\x1F] | "\\" (')  # no ";", no raw control characters
+        note_rule = next(body for name, body in rules.items() if name.endswith("-note-kv"))
+        assert note_rule.endswith(" string")  # other strings keep the ordinary rule
+    assert "pm-code" not in build_grammar([ADD], "native", 1)
+
+
 def test_render_offers_final_answer_and_keeps_history_canonical() -> None:
     if not _llama_ready() or packs.pack_status("qwen2.5-coder-0.5b").missing:
         pytest.skip("needs the qwen2.5-coder-0.5b pack")
@@ -249,6 +275,49 @@ class TestRealModel:
         assert second.usage.prompt_tokens - evaluated >= first.usage.prompt_tokens - 1  # the first prompt was cached
         await small.request(messages, [ADD, SEARCH], ModelSettings(seed=2))
         assert small.last_prompt_eval_tokens == 1  # same prompt: only the last token is re-evaluated
+
+    async def test_python_source_never_holds_semicolons_or_raw_line_breaks(self, small: LocalModel) -> None:
+        prompt = "Call python with this exact code: import os; x = 1; y = 2; print(x + y)"
+        for seed in (1, 2, 3):
+            settings = ModelSettings(seed=seed, temperature=0.8, max_tokens=200)
+            response = await small.request([Message.user(prompt)], [PYTHON], settings)
+            for call in response.message.tool_calls:
+                code = json.loads(call.arguments)["code"]
+                assert ";" not in code and "\r" not in code
+
+    async def test_an_output_that_does_not_parse_is_drawn_again_once(
+        self, small: LocalModel, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        from pymanus.models import local
+
+        real = local.generate
+        draws: list[tuple[int, float]] = []
+
+        def cut_off_first(runtime, req, on_text, cancel):  # type: ignore[no-untyped-def]
+            draws.append((req.seed, req.sampling.temperature))
+            gen = real(runtime, req, on_text, cancel)
+            return replace(gen, text='<tool_call>\n{"name": "add", "argu') if len(draws) == 1 else gen
+
+        monkeypatch.setattr(local, "generate", cut_off_first)
+        response = await small.request(PROMPTS[0][0], [ADD], ModelSettings(seed=5, temperature=0.1))
+        _check_response(response, [ADD])
+        assert draws == [(5, 0.1), (6, local.RETRY_TEMPERATURE)]
+
+        monkeypatch.setattr(local, "generate", lambda *a: replace(real(*a), text='{"tool_calls": [{"na'))
+        with pytest.raises(ModelOutputError, match="ended inside a tool call"):
+            await small.request(PROMPTS[0][0], [ADD], ModelSettings(seed=5))
+
+    async def test_a_run_of_blank_tokens_ends_the_generation(self, small: LocalModel) -> None:
+        import threading
+
+        from pymanus.models.local_runtime import MAX_BLANK_TOKENS, Request, Sampling, generate
+
+        prompt = small._runtime.tokenize(small.render([Message.user("Say a word.")]))
+        blank_forever = 'root ::= "a" [ \\n\\t]+ "b"'  # a grammar that only allows whitespace after "a"
+        req = Request(prompt, blank_forever, None, Sampling(max_tokens=400), seed=1, stop=[])
+        gen = await asyncio.to_thread(generate, small._runtime, req, None, threading.Event())
+        assert gen.text.startswith("a") and not gen.text[1:].strip()
+        assert gen.completion_tokens <= MAX_BLANK_TOKENS + 1
 
     async def test_context_overflow(self) -> None:
         tiny = LocalModel.from_spec(SMALL, context_window=256)

@@ -42,6 +42,12 @@ T = TypeVar("T")
 EXPLORE_TEMPERATURE = 0.8
 """Sampling temperature of the request after a repeated call (deterministic models loop)."""
 
+WRAP_UP_PROMPT = (
+    "You have made the same call several times and its result will not change. Do not call other tools: "
+    "call `terminate` now with your final answer, built from the results above "
+    '(status "failure" and the reason if the task is not done).'
+)
+
 NO_TOOL_CALL_NUDGE = (
     "You replied without calling a tool. Continue the task with a tool call, "
     "or call `terminate` with your final answer if the task is done."
@@ -59,6 +65,10 @@ class RunLimits:
     """Identical calls that end the run as stuck; the first repeat only earns a hint."""
     max_rejections: int = 2
     """Final answers the completion check may send back before one is accepted anyway."""
+    wrap_up: bool = True
+    """A run stuck repeating a call that *succeeds* gets one last request, offering only
+    ``terminate``, for its final answer (small models compute the answer, then keep
+    recomputing it); without it, or when that answer is not accepted, the run ends stuck."""
 
 
 CompletionCheck = Callable[[str, str, ToolContext], "str | None"]
@@ -208,6 +218,7 @@ class Run:
                 yield StepFinished(run_id=self.run_id, step=step, usage=self.usage)
                 continue
 
+            wrap_up: str | None = None
             for call in message.tool_calls:
                 yield ToolCallStarted(run_id=self.run_id, step=step, call=call)
             outcomes = await self._bounded(spec.toolset.run_calls(message.tool_calls, spec.context))
@@ -234,17 +245,52 @@ class Run:
                         f"`{outcome.call.name}` failed {budget + 1} times in a row; last error: {outcome.result.text}",
                     )
                 elif repeats.exhausted(times) and self.state is RunState.RUNNING:
-                    self._end(
-                        RunState.ERROR,
-                        "stuck",
-                        f"The agent repeated the same `{outcome.call.name}` call {times} times without progress.",
-                    )
+                    stuck = f"The agent repeated the same `{outcome.call.name}` call {times} times without progress."
+                    if outcome.failure is None and self._can_wrap_up():
+                        wrap_up = stuck
+                    else:
+                        self._end(RunState.ERROR, "stuck", stuck)
                 elif ending is not None and self.state is RunState.RUNNING:
                     state = RunState.FINISHED if ending == "success" else RunState.ERROR
                     self._end(state, "terminate", outcome.result.text)
             yield StepFinished(run_id=self.run_id, step=step, usage=self.usage)
+            if wrap_up is not None and self.state is RunState.RUNNING:
+                async for last in self._wrap_up(wrap_up):
+                    yield last
             if self.state is not RunState.RUNNING:
                 return
+
+    def _can_wrap_up(self) -> bool:
+        tool = self.spec.toolset.get("terminate")
+        return self.spec.limits.wrap_up and tool is not None and tool.exclusive
+
+    async def _wrap_up(self, stuck: str) -> AsyncGenerator[AnyEvent, None]:
+        """One last request offering only ``terminate``; the run ends either way."""
+        spec = self.spec
+        response: ModelResponse | None = None
+        async for item in self._ask_model(final=True):
+            if isinstance(item, ModelResponse):
+                response = item
+            else:
+                yield item
+        assert response is not None
+        message = response.message
+        self.messages.append(message)
+        answer, ending = message.text, "success" if message.text and spec.finish_on_text else None
+        if message.tool_calls:
+            for call in message.tool_calls:
+                yield ToolCallStarted(run_id=self.run_id, step=self.step, call=call)
+            outcomes = await self._bounded(spec.toolset.run_calls(message.tool_calls, spec.context))
+            for outcome in outcomes:  # every call gets its answer, as the protocol requires
+                self.messages.append(Message.tool(outcome.call.id, outcome.call.name, outcome.result.content))
+                yield self._finished_event(outcome, outcome.result.text)
+                if outcome.call.name == "terminate":
+                    answer, ending = outcome.result.text, outcome.result.end_run
+        if ending == "success" and self._unfinished(answer) is None:
+            self._end(RunState.FINISHED, "terminate" if message.tool_calls else "final_answer", answer)
+        else:
+            self._end(RunState.ERROR, "stuck", stuck)
+        yield StepFinished(run_id=self.run_id, step=self.step, usage=self.usage)
 
     def _unfinished(self, answer: str) -> str | None:
         """What the completion check finds missing in a final answer, while rejections remain."""
@@ -277,16 +323,22 @@ class Run:
             duration=outcome.duration,
         )
 
-    async def _ask_model(self) -> AsyncGenerator[AnyEvent | ModelResponse, None]:
-        """Send the conversation; yield text deltas, then the :class:`ModelResponse`."""
+    async def _ask_model(self, *, final: bool = False) -> AsyncGenerator[AnyEvent | ModelResponse, None]:
+        """Send the conversation; yield text deltas, then the :class:`ModelResponse`.
+
+        ``final``: the wrap-up request, which offers only ``terminate``.
+        """
         spec = self.spec
         request = self.messages
-        if spec.next_step_prompt and self.step > 1:
+        tools = spec.toolset.definitions()
+        if final:
+            request = [*self.messages, Message.user(WRAP_UP_PROMPT)]
+            tools = [definition for definition in tools if definition.name == "terminate"]
+        elif spec.next_step_prompt and self.step > 1:
             prompt = spec.next_step_prompt
             reminder = prompt if isinstance(prompt, str) else prompt(self.task, spec.context)
             if reminder:
                 request = [*self.messages, Message.user(reminder)]
-        tools = spec.toolset.definitions()
         settings = spec.settings
         if self._explore:  # the model repeated itself: sample more freely once to break the loop
             self._explore = False

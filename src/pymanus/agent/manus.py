@@ -44,8 +44,8 @@ How to work:
 - Use `python` for any computation on data (sums, tables, statistics); print the results. \
 Write files with `write_file` or from Python, always with the real computed values, never placeholders. \
 A .md file is Markdown: tables are rows like "| North | 12.50 |" under a header row and a "|---|---|" line.
-- To change code, first write the change into the file (`edit_file`, or `write_file` with the whole file), \
-then run it or its tests with `python`.
+- To change code, first write the change into the file: `write_file` with the whole updated file \
+(keep everything that must stay), or `edit_file` to replace one exact piece; then run it or its tests with `python`.
 - If a tool reports an error, read it, fix the cause and try a different way; never repeat the same call.
 - Before finishing, make sure every file the task asks for exists with the right content.
 - When the task is done, call `terminate` with status "success" and a short answer for the user. \

@@ -77,6 +77,7 @@ def test_description_lists_the_data_libraries(tmp_path: Path) -> None:
     assert "workspace" in tool.description and "7 s" in tool.description
     assert tool.timeout is not None and tool.timeout > 7
     assert list(tool.parameters["properties"]) == ["code"]
+    assert ("pd.read_csv" in tool.description) == ("pandas" in available_libraries())
 
 
 def test_session_tool_has_a_reset_and_is_not_parallel(tmp_path: Path) -> None:
@@ -352,3 +353,39 @@ async def test_common_modules_are_already_imported(once: Tool) -> None:
     assert not result.is_error, result.text
     assert '{"m": 2.0}' in result.text
     assert "Already imported: json" in once.description
+
+
+async def test_a_name_missing_from_a_workspace_module_says_where_to_write_it(runner: PythonRunner) -> None:
+    workspace = runner.sandbox.workspace
+    (workspace / "textutils.py").write_text("def word_count(text):\n    return len(text.split())\n")
+    result = await call(runner.tool, "from textutils import slugify")
+    assert result.is_error
+    assert "textutils.py in the workspace does not define `slugify` yet" in result.text
+    assert 'edit_file with path "textutils.py", insert_line 2 (after its last line)' in result.text
+    result = await call(runner.tool, "import textutils\ntextutils.slugify('A b')")
+    assert "textutils.py in the workspace does not define `slugify`" in result.text
+    # A library's missing name is an ordinary error: nothing to write into the workspace.
+    result = await call(runner.tool, "from json import slugify")
+    assert result.is_error and "does not define" not in result.text and "ImportError" in result.text
+
+
+async def test_an_edited_workspace_module_is_imported_afresh(runner: PythonRunner) -> None:
+    module = runner.sandbox.workspace / "textutils.py"
+    module.write_text("def shout(text):\n    return text\n")
+    assert (await call(runner.tool, "import textutils\ntextutils.shout('hi')")).text == "'hi'"
+    module.write_text("def shout(text):\n    return text.upper() + '!'\n")  # as edit_file would
+    result = await call(runner.tool, "import textutils\ntextutils.shout('hi')")
+    assert result.text == "'HI!'"  # not the module cached by the session
+    (runner.sandbox.workspace / "fresh.py").write_text("VALUE = 7\n")  # created after the session started
+    assert (await call(runner.tool, "from fresh import VALUE\nVALUE")).text == "7"
+
+
+async def test_files_the_code_wrote_are_reported(runner: PythonRunner) -> None:
+    workspace = runner.sandbox.workspace
+    (workspace / "kept.txt").write_text("unchanged\n")
+    code = "import os\nos.makedirs('out', exist_ok=True)\nwrite_file('out/top5.csv', 'a,b\\n1,2\\n')"
+    result = await call(runner.tool, code)
+    assert "Files written: out/top5.csv (2 lines)." in result.text
+    assert "kept.txt" not in result.text
+    result = await call(runner.tool, "print(read_file('out/top5.csv').count(','))")
+    assert result.text == "2"  # reading writes nothing, so nothing is reported

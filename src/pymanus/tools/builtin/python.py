@@ -139,6 +139,12 @@ class PythonRunner:
             f"Installed data libraries: {', '.join(libs) or 'none'}."
             + (f" Not installed: {', '.join(missing)}; do not try to install packages." if missing else ""),
         ]
+        if "pandas" in libs:  # the csv module leaves numbers as strings; small models forget to convert
+            markdown = " or df.to_markdown(index=False)" if importlib.util.find_spec("tabulate") else ""
+            lines.append(
+                "For CSV or JSON data use pandas: pd.read_csv / pd.read_json parse numbers; write results with "
+                f"df.to_csv(path, index=False), df.to_json(path, orient='records', indent=2){markdown}."
+            )
         if "matplotlib" in libs:
             lines.append("matplotlib draws off-screen: save figures with plt.savefig('chart.png').")
         if self.session:
@@ -292,17 +298,29 @@ class PythonRunner:
                 "a for/if/with/def statement cannot follow `;` on the same line."
             )
         if status.get("missing") and status.get("module_file"):
-            missing, where = status["missing"], status["module_file"]
-            return (
-                f"{where} in the workspace does not define `{missing}`. If the task asks for it, "
-                f"write it into {where} first (edit_file, or write_file with the whole file), then test it."
-            )
+            return self._missing_name_hint(str(status["missing"]), str(status["module_file"]))
         if error:
             return f"The code raised {error} (traceback above). Fix the code and run it again."
         exit_code = status.get("exit")
         if exit_code not in (None, 0):
             return f"The code exited with status {exit_code}."
         return ""
+
+    def _missing_name_hint(self, missing: str, where: str) -> str:
+        """Say how to add ``missing`` to the workspace module ``where``, with a call to copy.
+
+        Small models test a function before writing it, then "fix" the test: a concrete
+        call (the real line count included) is what they follow.
+        """
+        try:
+            lines = len((self.sandbox.workspace / where).read_text(encoding="utf-8").splitlines())
+        except (OSError, UnicodeDecodeError):
+            lines = 0
+        return (
+            f"{where} in the workspace does not define `{missing}` yet. If the task asks for it, write it there "
+            f'before testing it: edit_file with path "{where}", insert_line {lines} (after its last line) and '
+            "the new code as new_text, or write_file with the whole updated file."
+        )
 
 
 def python_tool(sandbox: Sandbox) -> Tool:

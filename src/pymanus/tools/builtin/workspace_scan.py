@@ -121,7 +121,7 @@ def _shape(path: Path, size: int) -> str:
     if suffix not in (".csv", ".tsv", ".json") or size == 0:
         return ""
     if suffix in (".csv", ".tsv"):
-        head = _peek(path, min(size, _PEEK_BYTES), partial=True) or ""
+        head = (_head(path, 4096) or b"").decode("utf-8", errors="replace")
         rows = list(csv.reader(head.splitlines()[:2], delimiter="\t" if suffix == ".tsv" else ","))
         if not rows:
             return ""
@@ -146,26 +146,20 @@ def _shape(path: Path, size: int) -> str:
     return ""
 
 
-def _peek(path: Path, size: int, *, partial: bool = False) -> str | None:
-    """The text of a small UTF-8 file (or, ``partial``, of its first ``size`` bytes).
-
-    ``None`` when the file is too big, binary or unreadable.
-    """
-    if size > _PEEK_BYTES:
+def _peek(path: Path, size: int) -> str | None:
+    """The text of a small UTF-8 file, or ``None`` (too big, binary, not UTF-8 or unreadable)."""
+    raw = _head(path, _PEEK_BYTES + 1) if size <= _PEEK_BYTES else None
+    if raw is None or len(raw) > _PEEK_BYTES or b"\x00" in raw:
         return None
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+
+
+def _head(path: Path, limit: int) -> bytes | None:
     try:
         with path.open("rb") as handle:
-            raw = handle.read(size if partial else _PEEK_BYTES + 1)
+            return handle.read(limit)
     except OSError:
         return None
-    if b"\x00" in raw or len(raw) > _PEEK_BYTES:
-        return None
-    return raw.decode("utf-8", errors="replace" if partial else "strict") if _is_utf8(raw, partial) else None
-
-
-def _is_utf8(raw: bytes, partial: bool) -> bool:
-    try:
-        raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        return partial and exc.start >= len(raw) - 3  # only a character cut by the end of the window
-    return True

@@ -1,0 +1,129 @@
+"""The workspace briefing of the first message and the progress reminders of the Manus preset."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+from pymanus.agent.progress import locate, named_files, next_step_prompt, task_message
+from pymanus.tools import ToolContext
+from pymanus.tools.builtin.workspace_scan import (
+    BRIEF_FILES,
+    changed_files,
+    describe_changes,
+    describe_workspace,
+    scan,
+)
+
+
+def context(workspace: Path) -> ToolContext:
+    return ToolContext(run_id="r", workspace=workspace)
+
+
+# -- scans and briefings ------------------------------------------------------------------
+def test_briefing_names_files_with_their_shape_and_shows_small_ones(tmp_path: Path) -> None:
+    (tmp_path / "sales.csv").write_text("date,region,amount\n2024-03-01,South,10.5\n2024-03-02,West,3\n")
+    (tmp_path / "orders.json").write_text(json.dumps([{"id": 1, "status": "shipped"}, {"id": 2, "status": "new"}]))
+    (tmp_path / "config.json").write_text(json.dumps({"port": 1, "host": "x"}))
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "notes.md").write_text("# Notes\n")
+    (tmp_path / "big.txt").write_text("word " * 20_000)
+    (tmp_path / "image.png").write_bytes(b"\x89PNG\r\n\x1a\n" + bytes(300))
+    (tmp_path / ".git").mkdir()
+    (tmp_path / ".git" / "HEAD").write_text("ref: main\n")
+    brief = describe_workspace(tmp_path)
+    assert "- sales.csv (3 lines; columns: date, region, amount; first row: 2024-03-01, South, 10.5)" in brief
+    assert "- orders.json (1 line; a JSON list of 2 objects with keys id, status)" in brief
+    assert "- config.json (1 line; a JSON object with keys port, host)" in brief
+    assert "- docs/notes.md (1 line)" in brief
+    assert "- big.txt (97.7 KB)" in brief and "- image.png (308 B)" in brief
+    assert ".git" not in brief
+    assert "sales.csv:\n```\ndate,region,amount\n2024-03-01,South,10.5\n2024-03-02,West,3\n```" in brief
+    assert "word word" not in brief  # too big to show
+    assert brief.index("- sales.csv") < brief.index("- docs/notes.md")  # top level first
+
+
+def test_briefing_shows_files_only_within_its_budget(tmp_path: Path) -> None:
+    for name in ("a.txt", "b.txt", "c.txt"):
+        (tmp_path / name).write_text(name[0] * 1500)
+    brief = describe_workspace(tmp_path, show_budget=3200)
+    assert brief.count("```") == 4  # two files shown, each opened and closed
+    assert "c" * 1500 not in brief
+
+
+def test_briefing_of_empty_crowded_and_broken_workspaces(tmp_path: Path) -> None:
+    assert describe_workspace(tmp_path) == "The workspace is empty."
+    (tmp_path / "bad.json").write_text("{not json")
+    (tmp_path / "latin.csv").write_bytes("name,city\nJos\xe9,Z\xfcrich\n".encode("latin-1"))
+    brief = describe_workspace(tmp_path)
+    assert "- bad.json (1 line; not valid JSON)" in brief
+    assert "- latin.csv (22 B; columns: name, city; first row: Jos\ufffd, Z\ufffdrich)" in brief
+    for index in range(BRIEF_FILES + 5):
+        (tmp_path / f"f{index:03}.txt").write_text("x")
+    assert f"... and {BRIEF_FILES + 7 - BRIEF_FILES} more files" in describe_workspace(tmp_path)
+    assert scan(tmp_path, limit=10) is None
+
+
+def test_scan_never_follows_symlinks_out_of_the_workspace(tmp_path: Path) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "secret.txt").write_text("secret")
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    (workspace / "link").symlink_to(outside)
+    (workspace / "file-link.txt").symlink_to(outside / "secret.txt")
+    assert scan(workspace) == {}
+    assert "secret" not in describe_workspace(workspace)
+
+
+def test_changes_between_scans(tmp_path: Path) -> None:
+    (tmp_path / "same.txt").write_text("a\n")
+    (tmp_path / "edited.py").write_text("x = 1\n")
+    before = scan(tmp_path)
+    (tmp_path / "edited.py").write_text("x = 2\ny = 3\n")
+    os.utime(tmp_path / "edited.py", ns=(1, 1))  # a different stamp even on a coarse clock
+    (tmp_path / "new.md").write_text("")
+    after = scan(tmp_path)
+    assert changed_files(before, after) == ["edited.py", "new.md"]
+    assert describe_changes(tmp_path, before, after) == "Files written: edited.py (2 lines), new.md (empty)."
+    assert describe_changes(tmp_path, after, after) == ""
+    assert changed_files(None, after) == []  # a scan that gave up reports nothing rather than everything
+
+
+# -- named files and progress -------------------------------------------------------------
+def test_named_files_and_where_they_are(tmp_path: Path) -> None:
+    task = "Make a package weather with __init__.py and cli.py, plus README.md; read data/in.csv and README.md."
+    assert named_files(task) == ["__init__.py", "cli.py", "README.md", "data/in.csv"]
+    (tmp_path / "weather").mkdir()
+    (tmp_path / "weather" / "__init__.py").write_text("")
+    assert locate(tmp_path, "__init__.py") == tmp_path / "weather" / "__init__.py"
+    assert locate(tmp_path, "cli.py") is None
+    assert locate(tmp_path, "data/in.csv") is None  # a path must be at that path
+
+
+def test_progress_reminder_follows_the_workspace(tmp_path: Path) -> None:
+    (tmp_path / "scores.csv").write_text("player,score\nava,3\n")
+    ctx = context(tmp_path)
+    task = "From scores.csv, write top5.csv and summary.md."
+    first = task_message(task, ctx)
+    assert first.startswith(task + "\n\nFiles in the workspace:\n- scores.csv")
+    reminder = next_step_prompt(task, ctx)
+    assert "Not written yet: top5.csv, summary.md." in reminder and "Files written" not in reminder
+    assert "terminate` now" not in reminder
+    (tmp_path / "top5.csv").write_text("player,score\n")
+    reminder = next_step_prompt(task, ctx)
+    assert "Files written so far: top5.csv." in reminder and "Not written yet: summary.md." in reminder
+    assert "terminate` now" not in reminder
+    (tmp_path / "summary.md").write_text("# Summary\n")
+    reminder = next_step_prompt(task, ctx)
+    assert "Files written so far: summary.md, top5.csv." in reminder and "Not written" not in reminder
+    assert "call `terminate` now" in reminder
+
+
+def test_progress_reminder_for_a_question_without_output_files(tmp_path: Path) -> None:
+    (tmp_path / "inventory.csv").write_text("item,stock\nbolt,3\n")
+    ctx = context(tmp_path)
+    task = "How many items in inventory.csv have fewer than 10 units?"
+    task_message(task, ctx)
+    assert next_step_prompt(task, ctx).startswith("Decide the next step")
