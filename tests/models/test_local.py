@@ -313,7 +313,7 @@ class TestRealModel:
         from pymanus.models.local_runtime import MAX_BLANK_TOKENS, Request, Sampling, generate
 
         prompt = small._runtime.tokenize(small.render([Message.user("Say a word.")]))
-        blank_forever = 'root ::= "a" [ \\n\\t]+ "b"'  # a grammar that only allows whitespace after "a"
+        blank_forever = 'root ::= "a" blank\nblank ::= [ \\n\\t] blank'  # only whitespace after "a", no end
         req = Request(prompt, blank_forever, None, Sampling(max_tokens=400), seed=1, stop=[])
         gen = await asyncio.to_thread(generate, small._runtime, req, None, threading.Event())
         assert gen.text.startswith("a") and not gen.text[1:].strip()

@@ -43,9 +43,8 @@ EXPLORE_TEMPERATURE = 0.8
 """Sampling temperature of the request after a repeated call (deterministic models loop)."""
 
 WRAP_UP_PROMPT = (
-    "You have made the same call several times and its result will not change. Do not call other tools: "
-    "call `terminate` now with your final answer, built from the results above "
-    '(status "failure" and the reason if the task is not done).'
+    "Stop repeating that call: its result is above. Call `terminate` now with your final answer to the task, "
+    'taken from the results above, and status "success"; use status "failure" only if they do not answer it.'
 )
 
 NO_TOOL_CALL_NUDGE = (
