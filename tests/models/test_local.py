@@ -154,6 +154,12 @@ def test_parse_truncated_outputs() -> None:
     assert cut.content == "Half an ans"
 
 
+def test_parse_drops_copied_tool_response_tags_from_arguments() -> None:
+    copied = '{"name": "add_todos", "arguments": {"items": [{"title": "<tool_response>milk</tool_response>"}]}}'
+    message = parse_output(f"<tool_call>\n{copied}\n</tool_call>", "native", [TODO])
+    assert json.loads(message.tool_calls[0].arguments) == {"items": [{"title": "milk"}]}
+
+
 def test_parse_refuses_unknown_tool() -> None:
     with pytest.raises(ModelOutputError, match="unknown tool 'rm'"):
         parse_output('{"tool_calls": [{"name": "rm", "arguments": {}}]}', "json", [ADD])

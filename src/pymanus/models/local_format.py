@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 import uuid
 from collections.abc import Sequence
 from typing import Any, Literal
@@ -254,7 +255,26 @@ ANSWER_PREFIX = {
 def _new_call(name: str, arguments: Any, known: set[str]) -> ToolCall:
     if name not in known:  # unreachable under the grammar; checked so a bug never reaches a tool
         raise ModelOutputError(f"local model called unknown tool {name!r}")
+    arguments = _without_result_tags(arguments)
     return ToolCall(id=f"call_{uuid.uuid4().hex[:24]}", name=name, arguments=json.dumps(arguments, ensure_ascii=False))
+
+
+_RESULT_TAGS = re.compile(r"</?tool_response>\n?")
+
+
+def _without_result_tags(value: Any) -> Any:
+    """Drop the template's ``<tool_response>`` tags from argument strings.
+
+    Qwen's template wraps every tool result in them, and the small models copy them, tags
+    and all, into the files they write. A real argument never holds a chat template's tags.
+    """
+    if isinstance(value, str):
+        return _RESULT_TAGS.sub("", value)
+    if isinstance(value, list):
+        return [_without_result_tags(item) for item in value]
+    if isinstance(value, dict):
+        return {key: _without_result_tags(item) for key, item in value.items()}
+    return value
 
 
 def _native_calls(text: str) -> list[dict[str, Any]]:
