@@ -226,6 +226,7 @@ async def test_edit_bad_inputs(tools: dict[str, Tool], jail: PathJail) -> None:
         ({"path": "f.txt", "old_text": "", "new_text": "x"}, "old_text is empty"),
         ({"path": "f.txt", "insert_line": 7, "new_text": "x"}, "between 0 and 2"),
         ({"path": "f.txt", "insert_line": -1, "new_text": "x"}, "between 0 and 2"),
+        ({"path": "f.txt", "insert_line": 2}, "new_text is empty: give the lines to insert after line 2"),
         ({"path": "missing.txt", "old_text": "a", "new_text": "b"}, "does not exist"),
         ({"path": "bin.dat", "old_text": "a", "new_text": "b"}, "binary"),
         ({"path": "f.txt", "undo": True}, "no change to f.txt to undo"),

@@ -389,3 +389,20 @@ async def test_files_the_code_wrote_are_reported(runner: PythonRunner) -> None:
     assert "kept.txt" not in result.text
     result = await call(runner.tool, "print(read_file('out/top5.csv').count(','))")
     assert result.text == "2"  # reading writes nothing, so nothing is reported
+
+
+async def test_unittest_main_finds_the_tests_the_code_defines(runner: PythonRunner) -> None:
+    code = (
+        "import unittest\n"
+        "class T(unittest.TestCase):\n"
+        "    def test_ok(self):\n"
+        "        self.assertEqual(1 + 1, 2)\n"
+        "    def test_bad(self):\n"
+        "        self.assertEqual(1 + 1, 3)\n"
+        "unittest.main()"
+    )
+    result = await call(runner.tool, code)
+    assert "Ran 2 tests" in result.text and "FAILED (failures=1)" in result.text
+    assert result.is_error and "exited with status 1" in result.text
+    result = await call(runner.tool, "import pickle\ndef f():\n    return 7\npickle.loads(pickle.dumps(f))()")
+    assert result.text == "7"

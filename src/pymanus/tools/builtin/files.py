@@ -347,7 +347,9 @@ def _insert(path: str, text: str, after: int, new: str) -> tuple[str, int]:
     lines = text.splitlines(keepends=True)
     if not 0 <= after <= len(lines):
         raise ToolError(f"insert_line must be between 0 and {len(lines)} (the number of lines in {path}).")
-    if new and not new.endswith("\n"):
+    if not new:
+        raise ToolError(f"new_text is empty: give the lines to insert after line {after} of {path}.")
+    if not new.endswith("\n"):
         new += "\n"
     if after == len(lines) and lines and not lines[-1].endswith("\n"):
         lines[-1] += "\n"

@@ -24,6 +24,7 @@ import re
 import resource
 import sys
 import traceback
+import types
 from typing import Any
 
 SEPARATOR = b"\x1e"
@@ -41,12 +42,12 @@ def main() -> int:
     empty = os.open(os.devnull, os.O_RDONLY)
     os.dup2(empty, 0)
     os.close(empty)
-    namespace: dict[str, Any] = {
-        "__name__": "__main__",
-        "__builtins__": builtins,
-        "read_file": read_file,
-        "write_file": write_file,
-    }
+    # The code's namespace is the __main__ module, as in a notebook: unittest.main() and
+    # pickle look there for the classes and functions the code defines.
+    main_module = types.ModuleType("__main__")
+    sys.modules["__main__"] = main_module
+    namespace: dict[str, Any] = main_module.__dict__
+    namespace.update({"__builtins__": builtins, "read_file": read_file, "write_file": write_file})
     # Like a notebook with the usual imports done: models often forget `import json`.
     for name in PREIMPORTED:
         namespace[name] = importlib.import_module(name)
@@ -103,7 +104,7 @@ def run_block(source: str, filename: str, namespace: dict[str, Any]) -> dict[str
             if value is not None:
                 print(repr(value))
     except SystemExit as exc:
-        code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+        code = int(exc.code) if isinstance(exc.code, int) else (0 if exc.code is None else 1)  # True: 1
         if exc.code is not None and not isinstance(exc.code, int):
             sys.stderr.write(f"{exc.code}\n")
         return {"ok": code == 0, "exit": code}
