@@ -11,6 +11,7 @@ step would halve generation speed.
 from __future__ import annotations
 
 import asyncio
+import atexit
 import codecs
 import ctypes
 import logging
@@ -132,9 +133,23 @@ def load_runtime(path: Path, cap: int) -> _Runtime:
             add_bos_text=bos if meta.get("tokenizer.ggml.add_bos_token") == "true" else None,
             load_seconds=time.perf_counter() - start,
         )
+        if not _RUNTIMES:
+            atexit.register(_close_runtimes)
         _RUNTIMES[key] = runtime
         logger.info("loaded %s: n_ctx=%d threads=%d in %.2fs", path.name, runtime.n_ctx, threads, runtime.load_seconds)
         return runtime
+
+
+def _close_runtimes() -> None:
+    """Free the loaded models at exit, while llama.cpp's bindings still exist.
+
+    Left to ``Llama.__del__`` at interpreter shutdown, freeing fails on half-torn-down
+    modules and prints a traceback after every process that used a local model.
+    """
+    with _RUNTIMES_LOCK:
+        for runtime in _RUNTIMES.values():
+            runtime.llm.close()
+        _RUNTIMES.clear()
 
 
 def _token_text(llm: llama_cpp.Llama, token: int) -> str:
