@@ -110,6 +110,14 @@ async def test_syntax_error(once: Tool) -> None:
     assert result.is_error and "SyntaxError" in result.text and "def broken(:" in result.text
 
 
+async def test_a_file_written_through_a_broken_string_literal_points_to_write_file(once: Tool) -> None:
+    # A line break the JSON decoding put inside a string, with quotes nested so it cannot be repaired.
+    code = "open('s.py', 'w').write('def f():\n    print(1)\nif __name__ == '__main__':\n    f()')"
+    result = await call(once, code)
+    assert result.is_error and "unterminated string literal" in result.text
+    assert "call write_file with the text as content" in result.text
+
+
 async def test_one_line_compound_statement_gets_a_recovery_hint(once: Tool) -> None:
     result = await call(once, "total = 0; for x in [1, 2]: total += x")
     assert result.is_error

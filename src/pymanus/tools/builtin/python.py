@@ -291,6 +291,12 @@ class PythonRunner:
                 f"The code ran out of memory (limit {limits.memory_mb} MB per process). "
                 "Process the data in smaller chunks, or read only the columns you need."
             )
+        if error == "SyntaxError" and "unterminated string literal" in outcome.stderr:
+            return (
+                "The code has a SyntaxError (see above), so none of it ran: a string literal holds a line break. "
+                "Inside a Python string write \\n (\\\\n in the JSON arguments). To create a file of several "
+                "lines, call write_file with the text as content instead of writing it from Python."
+            )
         if error in ("SyntaxError", "IndentationError"):
             return (
                 f"The code has a {error} (see above), so none of it ran. Write one statement per line, "
