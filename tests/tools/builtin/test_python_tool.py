@@ -414,3 +414,11 @@ async def test_unittest_main_finds_the_tests_the_code_defines(runner: PythonRunn
     assert result.is_error and "exited with status 1" in result.text
     result = await call(runner.tool, "import pickle\ndef f():\n    return 7\npickle.loads(pickle.dumps(f))()")
     assert result.text == "7"
+
+
+async def test_a_shell_command_in_python_says_how_to_run_a_script(once: Tool, sandbox: Sandbox) -> None:
+    (sandbox.workspace / "squares.py").write_text("print(4)\n")
+    result = await call(once, "python squares.py")
+    assert result.is_error and "that line is a shell command, not Python" in result.text
+    result = await call(once, "exec(open('squares.py').read())")  # the way the hint gives works
+    assert result.text == "4"

@@ -291,6 +291,12 @@ class PythonRunner:
                 f"The code ran out of memory (limit {limits.memory_mb} MB per process). "
                 "Process the data in smaller chunks, or read only the columns you need."
             )
+        if error == "SyntaxError" and _SHELL_LINE.search(outcome.stderr):
+            return (
+                "The code has a SyntaxError (see above): that line is a shell command, not Python. "
+                "Run a script from Python with exec(open('script.py').read()), or its tests with "
+                "unittest.main(module='test_name', exit=False)."
+            )
         if error == "SyntaxError" and "unterminated string literal" in outcome.stderr:
             return (
                 "The code has a SyntaxError (see above), so none of it ran: a string literal holds a line break. "
@@ -327,6 +333,10 @@ class PythonRunner:
             f'before testing it: edit_file with path "{where}", insert_line {lines} (after its last line) and '
             "the new code as new_text, or write_file with the whole updated file."
         )
+
+
+_SHELL_LINE = re.compile(r"line \d+\n\s+(?:python3?|pip3?|pytest|ls|cat|cd|echo) ")
+"""The line a SyntaxError shows is a shell command (small models "run" scripts that way)."""
 
 
 def python_tool(sandbox: Sandbox) -> Tool:
