@@ -27,6 +27,7 @@ from pymanus.tools.builtin.python import PythonRunner
 from pymanus.tools.builtin.search import SearchConfig, build_search_backends, web_search_tool
 from pymanus.tools.builtin.shell import shell_tool
 from pymanus.tools.builtin.web import WebPolicy, web_fetch_tool
+from pymanus.tools.builtin.workspace_scan import scan
 from pymanus.tools.tool import Tool, ToolContext
 
 SYSTEM_PROMPT = """\
@@ -82,8 +83,9 @@ def missing_outputs(task: str, answer: str, context: ToolContext) -> str | None:
     """
     workspace = Path(context.workspace)
     problems = []
+    snapshot = scan(workspace)  # once, for every bare name the task gives
     for name in named_files(task):
-        path = locate(workspace, name)
+        path = locate(workspace, name, snapshot)
         if path is None:
             problems.append(f"the task names {name}, but the workspace has no such file")
         elif path.is_file() and path.stat().st_size == 0:

@@ -71,7 +71,10 @@ def describe_changes(root: Path, before: Snapshot | None, after: Snapshot | None
     if not paths:
         return ""
     assert after is not None
-    shown = [f"{path} ({_size_note(root / path, after[path][1])})" for path in paths[:limit]]
+    shown = []
+    for path in paths[:limit]:
+        size = after[path][1]
+        shown.append(f"{path} ({_size_note(size, _peek(root / path, size))})")
     more = f" and {len(paths) - limit} more" if len(paths) > limit else ""
     return f"Files written: {', '.join(shown)}{more}."
 
@@ -88,46 +91,44 @@ def describe_workspace(root: Path, show_budget: int = SHOW_BUDGET) -> str:
         return f"The workspace holds more than {SCAN_LIMIT} files and folders; use list_dir to look around."
     if not snapshot:
         return "The workspace is empty."
-    paths = sorted(snapshot, key=lambda p: (p.count("/"), p))
+    paths = sorted(snapshot, key=lambda p: (p.count("/"), p))[:BRIEF_FILES]
+    texts = {path: _peek(root / path, snapshot[path][1]) for path in paths}  # each file read once
     lines = ["Files in the workspace:"]
-    for path in paths[:BRIEF_FILES]:
-        size = snapshot[path][1]
-        lines.append(f"- {path} ({_size_note(root / path, size)}{_shape(root / path, size)})")
-    if len(paths) > BRIEF_FILES:
-        lines.append(f"- ... and {len(paths) - BRIEF_FILES} more files (list_dir shows them)")
-    for path in paths[:BRIEF_FILES]:
-        size = snapshot[path][1]
-        text = _peek(root / path, size) if 0 < size <= show_budget else None
-        if text is not None and len(text) <= show_budget:
+    for path in paths:
+        size, text = snapshot[path][1], texts[path]
+        lines.append(f"- {path} ({_size_note(size, text)}{_shape(root / path, size, text)})")
+    if len(snapshot) > BRIEF_FILES:
+        lines.append(f"- ... and {len(snapshot) - BRIEF_FILES} more files (list_dir shows them)")
+    for path in paths:
+        text = texts[path]
+        if text and len(text) <= show_budget:
             show_budget -= len(text)
             lines.append(f"\n{path}:\n```\n{text.rstrip()}\n```")
     return "\n".join(lines)
 
 
-def _size_note(path: Path, size: int) -> str:
-    """Lines for a small text file, else the size."""
+def _size_note(size: int, text: str | None) -> str:
+    """Lines for a small text file (``text``), else the size."""
     if size == 0:
         return "empty"
-    text = _peek(path, size)
     if text is None:
         return human_size(size)
     count = text.count("\n") + (not text.endswith("\n"))
     return f"{count} line{'s' * (count != 1)}"
 
 
-def _shape(path: Path, size: int) -> str:
+def _shape(path: Path, size: int, text: str | None) -> str:
     """``"; columns: a, b"`` for a CSV, ``"; a JSON list of 12 objects with keys ..."`` for JSON."""
     suffix = path.suffix.lower()
     if suffix not in (".csv", ".tsv", ".json") or size == 0:
         return ""
-    if suffix in (".csv", ".tsv"):
+    if suffix in (".csv", ".tsv"):  # a big CSV still shows its columns: read only its head
         head = (_head(path, 4096) or b"").decode("utf-8", errors="replace")
         rows = list(csv.reader(head.splitlines()[:2], delimiter="\t" if suffix == ".tsv" else ","))
         if not rows:
             return ""
         note = f"; columns: {', '.join(rows[0])}"
         return note + (f"; first row: {', '.join(rows[1])}" if len(rows) > 1 else "")
-    text = _peek(path, size)
     if text is None:
         return ""
     try:
