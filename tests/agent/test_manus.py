@@ -172,6 +172,8 @@ async def test_ask_human_is_offered_only_with_someone_to_answer(tmp_path: Path) 
 def test_embedded_models_get_the_compact_toolset(tmp_path: Path) -> None:
     local = build_manus_agent(settings_for(tmp_path / "a"), model=ScriptedModel([], name="local:qwen2.5-coder-1.5b"))
     assert local.toolset.names == ["read_file", "write_file", "edit_file", "list_dir", "python", "terminate"]
+    edit = local.toolset.get("edit_file").parameters
+    assert edit["required"] == ["path", "old_text", "new_text"] and "undo" not in edit["properties"]
     assert "- web_search:" not in local.system_prompt and "- python:" in local.system_prompt
     settings = Settings.load(
         path=None,

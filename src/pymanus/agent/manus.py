@@ -55,7 +55,7 @@ If it truly cannot be done, call `terminate` with status "failure" and say why."
 _TOOL_PURPOSES = {
     "read_file": "read a text file (line ranges; preview=true for the first rows of a CSV)",
     "write_file": "create or overwrite a file",
-    "edit_file": "replace an exact piece of text in a file, insert lines, or undo the last edit",
+    "edit_file": "replace an exact piece of text in a file, or add lines to it",
     "list_dir": "list the files of a folder as a tree",
     "find_files": "find files by glob pattern",
     "grep": "search file contents with a regular expression",
@@ -166,8 +166,9 @@ def build_manus_agent(settings: Settings, *, model: Model | None = None, asker: 
         local_folder=Path(settings.web.search_docs).expanduser() if settings.web.search_docs else workspace,
     )
     web_fetch = web_fetch_tool(WebPolicy(allow_domains=settings.web.allow_domains))
-    tools: list[Tool] = [*file_tools(jail), python.tool]
-    if not compact_toolset(model):
+    compact = compact_toolset(model)
+    tools: list[Tool] = [*file_tools(jail, simple_edit=compact), python.tool]
+    if not compact:
         tools += [web_fetch, web_search_tool(build_search_backends(search)), planning_tool()]
     else:
         tools = [t for t in tools if t.name in COMPACT_TOOLS]

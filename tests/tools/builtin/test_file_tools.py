@@ -10,6 +10,7 @@ import pytest
 from pymanus.sandbox import PathJail
 from pymanus.tools import Tool, ToolContext, ToolResult
 from pymanus.tools.builtin.files import file_tools
+from pymanus.tools.tool import ArgumentsError
 
 
 @pytest.fixture
@@ -217,13 +218,39 @@ async def test_edit_inserts_after_a_line(tools: dict[str, Tool], jail: PathJail,
     assert (jail.root / "f.txt").read_text() == expected
 
 
+async def test_edit_with_empty_old_text_appends(tools: dict[str, Tool], jail: PathJail) -> None:
+    """Adding a function to a module is one call, with no line number to get right."""
+    (jail.root / "m.py").write_text("def a():\n    return 1")
+    result = await call(tools["edit_file"], path="m.py", old_text="", new_text="\n\ndef b():\n    return 2")
+    assert not result.is_error and "Lines 3-" in result.text
+    assert (jail.root / "m.py").read_text() == "def a():\n    return 1\n\n\ndef b():\n    return 2\n"
+    await call(tools["edit_file"], path="m.py", old_text="", insert_line=0, new_text="import re")
+    assert (jail.root / "m.py").read_text().startswith("import re\ndef a():")
+
+
+async def test_simple_edit_requires_the_text_to_write(jail: PathJail) -> None:
+    """The variant for small models: constrained decoding writes every required key."""
+    simple = {t.name: t for t in file_tools(jail, simple_edit=True)}["edit_file"]
+    assert simple.parameters["required"] == ["path", "old_text", "new_text"]
+    assert "undo" not in simple.parameters["properties"]
+    (jail.root / "f.txt").write_text("a\nb\n")
+    assert not (await call(simple, path="f.txt", old_text="b", new_text="c")).is_error
+    assert not (await call(simple, path="f.txt", old_text="", new_text="d")).is_error
+    assert (jail.root / "f.txt").read_text() == "a\nc\nd\n"
+    with pytest.raises(ArgumentsError, match="new_text: Field required"):
+        simple.validate({"path": "f.txt", "old_text": "a"})
+    wrong = await call(simple, path="f.txt", old_text="a", new_text="x", insert_line=1)
+    assert wrong.is_error and "insert_line goes with an empty old_text" in wrong.text
+
+
 async def test_edit_bad_inputs(tools: dict[str, Tool], jail: PathJail) -> None:
     (jail.root / "f.txt").write_text("a\nb\n")
     (jail.root / "bin.dat").write_bytes(b"\x00\x01\x02")
     cases: list[tuple[dict[str, Any], str]] = [
-        ({"path": "f.txt"}, "exactly one of"),
-        ({"path": "f.txt", "old_text": "a", "insert_line": 1}, "exactly one of"),
-        ({"path": "f.txt", "old_text": "", "new_text": "x"}, "old_text is empty"),
+        ({"path": "f.txt"}, "Give old_text (with new_text) to replace"),
+        ({"path": "f.txt", "old_text": "a", "insert_line": 1}, "insert_line goes with an empty old_text"),
+        ({"path": "f.txt", "undo": True, "old_text": "a"}, "undo=true takes only the path"),
+        ({"path": "f.txt", "old_text": ""}, "new_text is empty: give the lines to insert after line 2"),
         ({"path": "f.txt", "insert_line": 7, "new_text": "x"}, "between 0 and 2"),
         ({"path": "f.txt", "insert_line": -1, "new_text": "x"}, "between 0 and 2"),
         ({"path": "f.txt", "insert_line": 2}, "new_text is empty: give the lines to insert after line 2"),

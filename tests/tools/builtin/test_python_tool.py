@@ -369,7 +369,7 @@ async def test_a_name_missing_from_a_workspace_module_says_where_to_write_it(run
     result = await call(runner.tool, "from textutils import slugify")
     assert result.is_error
     assert "textutils.py in the workspace does not define `slugify` yet" in result.text
-    assert 'edit_file with path "textutils.py", insert_line 2 (after its last line)' in result.text
+    assert 'edit_file with path "textutils.py", old_text "" and the new code as new_text' in result.text
     result = await call(runner.tool, "import textutils\ntextutils.slugify('A b')")
     assert "textutils.py in the workspace does not define `slugify`" in result.text
     # A library's missing name is an ordinary error: nothing to write into the workspace.

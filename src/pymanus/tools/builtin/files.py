@@ -53,13 +53,18 @@ def _observed(function: F) -> F:
     return wrapper  # type: ignore[return-value]
 
 
-def file_tools(jail: PathJail, *, max_read_bytes: int = 2_000_000, max_chars: int = 18_000) -> list[Tool]:
+def file_tools(
+    jail: PathJail, *, max_read_bytes: int = 2_000_000, max_chars: int = 18_000, simple_edit: bool = False
+) -> list[Tool]:
     """The six file tools, bound to ``jail``'s workspace.
 
     Args:
         jail: the path jail every path goes through.
         max_read_bytes: files larger than this are read only by line range or preview.
         max_chars: output budget of one call (longer results stop and say how to go on).
+        simple_edit: offer an ``edit_file`` whose schema requires ``old_text`` and ``new_text`` and has no
+            ``undo``. Under constrained decoding every required key is written, so a small model cannot
+            end a call before the text to write (it did: ``{"path": ..., "insert_line": 11}``).
     """
     history: dict[Path, deque[bytes | None]] = {}
     lock = threading.Lock()
@@ -169,6 +174,26 @@ def file_tools(jail: PathJail, *, max_read_bytes: int = 2_000_000, max_chars: in
         verb = "Overwrote" if existed else "Created"
         return f"{verb} {jail.relative(real)}: {len(data):,} bytes written, {lines:,} lines."
 
+    def change(path: str, old_text: str, new_text: str, insert_line: int | None) -> str:
+        """Replace ``old_text`` once, or with an empty ``old_text`` add lines (after ``insert_line`` or at the end)."""
+        if old_text and insert_line is not None:
+            raise ToolError(
+                "insert_line goes with an empty old_text (to add lines). To replace text, give old_text and "
+                "new_text without insert_line."
+            )
+        text, real = load_text(path)
+        if old_text:
+            updated, first_line = _replace_once(path, text, old_text, new_text)
+        else:
+            after = len(text.splitlines()) if insert_line is None else insert_line
+            updated, first_line = _insert(path, text, after, new_text)
+        remember(real, text.encode("utf-8"))
+        save(path, updated.encode("utf-8"))
+        changed = max(len(new_text.splitlines()), 1)
+        return f"Edited {path}. Lines {first_line}-{first_line + changed - 1} now read:\n" + _snippet(
+            updated, first_line, changed
+        )
+
     @_observed
     def edit_file(
         path: str,
@@ -177,34 +202,41 @@ def file_tools(jail: PathJail, *, max_read_bytes: int = 2_000_000, max_chars: in
         insert_line: int | None = None,
         undo: bool = False,
     ) -> str:
-        """Edit a text file: replace text that occurs exactly once, insert lines, or undo the last change.
+        """Edit a text file: replace text that occurs exactly once, add lines, or undo the last change.
 
         Args:
             path: the file, relative to the workspace.
-            old_text: the exact text to replace (it must occur exactly once; include surrounding lines to be unique).
-            new_text: the replacement text, or the lines to insert.
-            insert_line: insert new_text after this line number (0 inserts at the top) instead of replacing.
+            old_text: the exact text to replace (it must occur exactly once; include surrounding lines to be
+                unique), or "" to add new_text without replacing anything (at the end of the file, or after
+                insert_line).
+            new_text: the replacement text, or the lines to add.
+            insert_line: add new_text after this line number (0 adds at the top) instead of replacing.
             undo: restore the file as it was before the last write_file or edit_file change.
         """
-        modes = sum([old_text is not None, insert_line is not None, undo])
-        if modes != 1:
-            raise ToolError(
-                "Give exactly one of: old_text (with new_text) to replace, insert_line (with new_text) to insert, "
-                "or undo=true to revert the last change."
-            )
         if undo:
+            if old_text is not None or insert_line is not None or new_text:
+                raise ToolError("undo=true takes only the path: it restores the file as it was before the last change.")
             return undo_last(path)
-        text, real = load_text(path)
-        if old_text is not None:
-            updated, first_line = _replace_once(path, text, old_text, new_text)
-        else:
-            updated, first_line = _insert(path, text, insert_line or 0, new_text)
-        remember(real, text.encode("utf-8"))
-        save(path, updated.encode("utf-8"))
-        changed = max(len(new_text.splitlines()), 1)
-        return f"Edited {path}. Lines {first_line}-{first_line + changed - 1} now read:\n" + _snippet(
-            updated, first_line, changed
-        )
+        if old_text is None and insert_line is None:
+            raise ToolError(
+                "Give old_text (with new_text) to replace, insert_line (with new_text) or an empty old_text to add "
+                "lines, or undo=true to revert the last change."
+            )
+        return change(path, old_text or "", new_text, insert_line)
+
+    @_observed
+    def edit_file_simple(path: str, old_text: str, new_text: str, insert_line: int | None = None) -> str:
+        """Edit a text file: replace text that occurs exactly once, or add lines.
+
+        Args:
+            path: the file, relative to the workspace.
+            old_text: the exact text to replace (it must occur exactly once; include surrounding lines to be
+                unique), or "" to add new_text without replacing anything.
+            new_text: the replacement text, or the lines to add.
+            insert_line: with an empty old_text, add new_text after this line number (0 adds at the top);
+                without it, new_text goes at the end of the file.
+        """
+        return change(path, old_text, new_text, insert_line)
 
     @_observed
     def list_dir(path: str = ".", depth: int = 2) -> str:
@@ -241,7 +273,9 @@ def file_tools(jail: PathJail, *, max_read_bytes: int = 2_000_000, max_chars: in
     return [
         Tool(read_file),
         Tool(write_file, parallel_safe=False),
-        Tool(edit_file, parallel_safe=False),
+        Tool(edit_file_simple, name="edit_file", parallel_safe=False)
+        if simple_edit
+        else Tool(edit_file, parallel_safe=False),
         Tool(list_dir),
         Tool(find_files),
         Tool(grep),
@@ -311,8 +345,6 @@ def _preview(path: str, real: Path, handle: Any, size: int) -> str:
 
 # -- editing -----------------------------------------------------------------------------
 def _replace_once(path: str, text: str, old: str, new: str) -> tuple[str, int]:
-    if old == "":
-        raise ToolError("old_text is empty. To add text without replacing any, use insert_line.")
     if "\r\n" in text and old not in text and old.replace("\n", "\r\n") in text:
         old, new = old.replace("\n", "\r\n"), new.replace("\n", "\r\n")
     count = text.count(old)

@@ -318,20 +318,17 @@ class PythonRunner:
             return f"The code exited with status {exit_code}."
         return ""
 
-    def _missing_name_hint(self, missing: str, where: str) -> str:
+    @staticmethod
+    def _missing_name_hint(missing: str, where: str) -> str:
         """Say how to add ``missing`` to the workspace module ``where``, with a call to copy.
 
         Small models test a function before writing it, then "fix" the test: a concrete
-        call (the real line count included) is what they follow.
+        call is what they follow.
         """
-        try:
-            lines = len((self.sandbox.workspace / where).read_text(encoding="utf-8").splitlines())
-        except (OSError, UnicodeDecodeError):
-            lines = 0
         return (
             f"{where} in the workspace does not define `{missing}` yet. If the task asks for it, write it there "
-            f'before testing it: edit_file with path "{where}", insert_line {lines} (after its last line) and '
-            "the new code as new_text, or write_file with the whole updated file."
+            f'before testing it: edit_file with path "{where}", old_text "" and the new code as new_text (it is '
+            "added after the last line), or write_file with the whole updated file."
         )
 
 
