@@ -139,6 +139,21 @@ async def test_first_repeat_gets_a_hint_and_more_end_the_run() -> None:
     assert (result.state, result.reason, result.steps) == (RunState.ERROR, "stuck", 3)
 
 
+async def test_same_call_with_a_new_result_is_not_a_repeat() -> None:
+    """Re-running a check after a change is progress, not a loop."""
+    counter = iter(range(100))
+
+    @tool
+    def check() -> str:
+        """Run the check."""
+        return f"run {next(counter)}"
+
+    model = ScriptedModel([call("check")] * 4 + [call("terminate", status="success", message="done")])
+    result = await Agent(model, tools=[check], max_repeats=2).run("task")
+    assert (result.state, result.reason, result.steps) == (RunState.FINISHED, "terminate", 5)
+    assert not any(REPEAT_HINT in str(m.content) for m in result.messages if m.role == "tool")
+
+
 async def test_stuck_on_a_successful_call_is_asked_for_its_final_answer() -> None:
     same = [call("add", a=1, b=2)] * 3
     model = ScriptedModel([*same, call("terminate", status="success", message="1 + 2 = 3")])

@@ -205,3 +205,28 @@ async def test_the_run_is_briefed_on_the_workspace_and_reminded_of_progress(tmp_
     assert "- scores.csv (3 lines; columns: player, score; first row: ava, 3)" in first
     assert "Files written: top.csv (2 lines)." in model.requests[1][-2].text  # the python observation
     assert model.requests[1][-1].text.startswith("Files written so far: top.csv. If they complete the task")
+
+
+async def test_a_final_answer_waits_for_the_tasks_check_to_pass(tmp_path: Path) -> None:
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    (workspace / "calc.py").write_text("def double(x):\n    return x + 2\n")
+    (workspace / "check.py").write_text("from calc import double\nassert double(4) == 8, double(4)\nprint('ok')\n")
+    model = ScriptedModel(
+        [
+            call("terminate", status="success", message="Fixed."),
+            call("edit_file", path="calc.py", old_text="x + 2", new_text="x * 2"),
+            call("terminate", status="success", message="Fixed."),
+        ]
+    )
+    agent = build_manus_agent(settings_for(workspace), model=model)
+    try:
+        result = await agent.run("Fix calc.py so that `python check.py` prints ok.")
+    finally:
+        await agent.aclose()
+    assert (result.state, result.steps) == (RunState.FINISHED, 3), result.output
+    assert "`python check.py` FAILS (exit code 1)" in model.requests[0][1].text  # the briefing
+    sent_back = next(m.text for m in result.messages if m.role == "tool")
+    assert "The task is not finished yet: the task's check still fails" in sent_back
+    assert "AssertionError: 6" in sent_back
+    assert "`python check.py` passes" in model.requests[2][-1].text  # the reminder after the fix

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from pymanus.tools.toolset import ToolOutcome
 
 REPEAT_HINT = (
-    "\n\n[Note: you already made this exact call (same tool, same arguments) and got this result. "
+    "\n\n[Note: you already made this exact call (same tool, same arguments) and got this same result. "
     "Repeating it will not change anything: use the result, try a different approach, "
     "or call `terminate` if the task is done.]"
 )
@@ -27,14 +27,20 @@ def canonical_call(name: str, arguments: dict[str, object] | str) -> str:
 
 @dataclass
 class RepeatGuard:
-    """Counts identical calls; the first repeat earns a hint, ``max_repeats`` ends the run."""
+    """Counts identical calls with identical results; the first repeat earns a hint, ``max_repeats`` ends the run.
+
+    A call whose result changed is not a repeat: running the same test after editing the
+    code is progress, and a hint that "repeating will not change anything" would be false.
+    """
 
     max_repeats: int = 3
     _seen: Counter[str] = field(default_factory=Counter)
 
     def observe(self, outcome: ToolOutcome) -> int:
-        """Record a call; return how many times this exact call has now been made."""
-        key = canonical_call(outcome.call.name, outcome.arguments or outcome.call.arguments)
+        """Record a call; return how many times this exact call has now given this result."""
+        key = (
+            canonical_call(outcome.call.name, outcome.arguments or outcome.call.arguments) + "\0" + outcome.result.text
+        )
         self._seen[key] += 1
         return self._seen[key]
 

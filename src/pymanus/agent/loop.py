@@ -9,6 +9,7 @@ state is announced as an event.
 from __future__ import annotations
 
 import asyncio
+import inspect
 import logging
 import time
 from collections.abc import AsyncGenerator, Awaitable, Callable
@@ -70,14 +71,20 @@ class RunLimits:
     recomputing it); without it, or when that answer is not accepted, the run ends stuck."""
 
 
-CompletionCheck = Callable[[str, str, ToolContext], "str | None"]
-"""``check(task, answer, context)``: what is still missing before ``answer`` is final, or None."""
+CompletionCheck = Callable[[str, str, ToolContext], "str | Awaitable[str | None] | None"]
+"""``check(task, answer, context)``: what is still missing before ``answer`` is final, or None
+(a coroutine function too, e.g. to run the task's tests)."""
 
-NextStepPrompt = Callable[[str, ToolContext], "str | None"]
+NextStepPrompt = Callable[[str, ToolContext], "str | Awaitable[str | None] | None"]
 """``prompt(task, context)``: the reminder for the next request (``None``: no reminder)."""
 
-TaskMessage = Callable[[str, ToolContext], str]
+TaskMessage = Callable[[str, ToolContext], "str | Awaitable[str]"]
 """``message(task, context)``: the first user message of a run, built from the task."""
+
+
+async def _settled(value: T | Awaitable[T]) -> T:
+    """A hook's value, awaited when the hook is a coroutine function."""
+    return await value if inspect.isawaitable(value) else value
 
 
 @dataclass
@@ -145,7 +152,7 @@ class Run:
         spec = self.spec
         self.state = RunState.RUNNING
         spec.context.notify = lambda kind, payload: self._notices.append((kind, payload))
-        first = spec.task_message(self.task, spec.context) if spec.task_message else self.task
+        first = await _settled(spec.task_message(self.task, spec.context)) if spec.task_message else self.task
         self.messages = [Message.system(spec.system_prompt), Message.user(first)]
         yield RunStarted(
             run_id=self.run_id,
@@ -209,7 +216,7 @@ class Run:
             message = response.message
             self.messages.append(message)
             if not message.tool_calls:
-                problem = self._unfinished(message.text) if spec.finish_on_text else NO_TOOL_CALL_NUDGE
+                problem = await self._unfinished(message.text) if spec.finish_on_text else NO_TOOL_CALL_NUDGE
                 if problem is None:
                     self._end(RunState.FINISHED, "final_answer", message.text)
                     return
@@ -226,7 +233,7 @@ class Run:
             for outcome in outcomes:
                 content = outcome.result.content
                 ending = outcome.result.end_run
-                if ending == "success" and (problem := self._unfinished(outcome.result.text)) is not None:
+                if ending == "success" and (problem := await self._unfinished(outcome.result.text)) is not None:
                     ending, content = None, f"The task is not finished yet: {problem}"
                 times = repeats.observe(outcome)
                 if times >= 2:
@@ -285,18 +292,18 @@ class Run:
                 yield self._finished_event(outcome, outcome.result.text)
                 if outcome.call.name == "terminate":
                     answer, ending = outcome.result.text, outcome.result.end_run
-        if ending == "success" and self._unfinished(answer) is None:
+        if ending == "success" and await self._unfinished(answer) is None:
             self._end(RunState.FINISHED, "terminate" if message.tool_calls else "final_answer", answer)
         else:
             self._end(RunState.ERROR, "stuck", stuck)
         yield StepFinished(run_id=self.run_id, step=self.step, usage=self.usage)
 
-    def _unfinished(self, answer: str) -> str | None:
+    async def _unfinished(self, answer: str) -> str | None:
         """What the completion check finds missing in a final answer, while rejections remain."""
         check = self.spec.completion_check
         if check is None or self._rejections >= self.spec.limits.max_rejections:
             return None
-        problem = check(self.task, answer, self.spec.context)
+        problem = await _settled(check(self.task, answer, self.spec.context))
         if problem is not None:
             self._rejections += 1
         return problem
@@ -335,7 +342,7 @@ class Run:
             tools = [definition for definition in tools if definition.name == "terminate"]
         elif spec.next_step_prompt and self.step > 1:
             prompt = spec.next_step_prompt
-            reminder = prompt if isinstance(prompt, str) else prompt(self.task, spec.context)
+            reminder = prompt if isinstance(prompt, str) else await _settled(prompt(self.task, spec.context))
             if reminder:
                 request = [*self.messages, Message.user(reminder)]
         settings = spec.settings

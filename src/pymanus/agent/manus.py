@@ -4,18 +4,21 @@ It offers the file tools, a sandboxed ``python``, ``web_fetch``, ``web_search``,
 ``planning``, ``ask_human`` and ``terminate`` (plus ``shell`` when the config enables
 it), with a system prompt that says what each tool is for. Embedded (``local:``) models
 get a compact toolset (:data:`COMPACT_TOOLS`). The first message adds a briefing on the
-workspace and each reminder the run's progress (:mod:`pymanus.agent.progress`); a
-completion check sends a final answer back while a file the task names is missing.
+workspace and each reminder the run's progress (:mod:`pymanus.agent.progress`) and the
+results of the checks the task names (:mod:`pymanus.agent.task_checks`); a completion
+check sends a final answer back while a file the task names is missing or a check fails.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from pathlib import Path
 
 from pymanus.agent import progress
 from pymanus.agent.agent import Agent
 from pymanus.agent.progress import locate, named_files
+from pymanus.agent.task_checks import CheckResult, TaskChecks
 from pymanus.config import Settings
 from pymanus.models.base import Model, ModelSettings
 from pymanus.sandbox.paths import PathJail
@@ -74,12 +77,13 @@ def describe_tools(tools: list[Tool]) -> str:
     return "\n".join(f"- {t.name}: {_TOOL_PURPOSES.get(t.name, t.description.splitlines()[0])}" for t in tools)
 
 
-def missing_outputs(task: str, answer: str, context: ToolContext) -> str | None:
+def missing_outputs(task: str, answer: str, context: ToolContext, checks: Sequence[CheckResult] = ()) -> str | None:
     """What is still wrong with a final answer, as a note for the model (``None``: accept it).
 
     Small models often finish early: they announce a file they never wrote, write a
     template instead of the values, or answer with a placeholder. Checked: every file the
-    task names exists and is not empty or a template, and the answer is not a placeholder.
+    task names exists and is not empty or a template, the answer is not a placeholder,
+    and the task's named checks (``checks``, already run) pass.
     """
     workspace = Path(context.workspace)
     problems = []
@@ -94,6 +98,7 @@ def missing_outputs(task: str, answer: str, context: ToolContext) -> str | None:
             problems.append(f"{name} still contains a placeholder such as {{{{...}}}} instead of real values")
     if _PLACEHOLDER_ANSWER.fullmatch(answer.strip()):
         problems.append(f"your answer {answer.strip()!r} is a placeholder, not the actual answer")
+    problems.extend(f"the task's check still fails: {c.describe(CHECK_NOTE_CHARS)}" for c in checks if not c.passed)
     if not problems:
         return None
     return (
@@ -102,6 +107,8 @@ def missing_outputs(task: str, answer: str, context: ToolContext) -> str | None:
     )
 
 
+CHECK_NOTE_CHARS = 800
+"""Output of a failing check quoted when a final answer is sent back."""
 _TEXT_SUFFIXES = {".md", ".txt", ".csv", ".tsv", ".json", ".html", ".yaml", ".yml"}
 # Template slots a model left unfilled: {{total}}, {region_totals}, <result>, [INSERT ...].
 _PLACEHOLDER = re.compile(
@@ -179,17 +186,28 @@ def build_manus_agent(settings: Settings, *, model: Model | None = None, asker: 
     if settings.sandbox.shell:
         tools.append(shell_tool(sandbox, allow_programs=settings.sandbox.shell_allow or None))
 
+    checks = TaskChecks(sandbox)
+
+    async def task_message(task: str, context: ToolContext) -> str:
+        return progress.task_message(task, context, await checks.results(task, context))
+
+    async def next_step_prompt(task: str, context: ToolContext) -> str:
+        return progress.next_step_prompt(task, context, await checks.results(task, context))
+
+    async def completion_check(task: str, answer: str, context: ToolContext) -> str | None:
+        return missing_outputs(task, answer, context, await checks.results(task, context))
+
     agent = Agent(
         model,
         tools=tools,
         system_prompt="",
-        next_step_prompt=progress.next_step_prompt,
-        task_message=progress.task_message,
+        next_step_prompt=next_step_prompt,
+        task_message=task_message,
         max_steps=settings.agent.max_steps,
         timeout=settings.agent.timeout,
         workspace=workspace,
         stream=True,
-        completion_check=missing_outputs,
+        completion_check=completion_check,
         settings=preset_settings(model),
     )
     agent.system_prompt = SYSTEM_PROMPT.format(tools=describe_tools(list(agent.toolset)))

@@ -10,13 +10,18 @@ from the model:
 - the reminder after each step says which files the run has written so far, which
   files the task names that do not exist yet, and, once none is missing, to check
   and call ``terminate``.
+
+Both show the results of the checks the task names (:mod:`pymanus.agent.task_checks`)
+when they are given.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from pathlib import Path
 
+from pymanus.agent.task_checks import CheckResult
 from pymanus.tools.builtin.workspace_scan import Snapshot, changed_files, describe_workspace, scan
 from pymanus.tools.tool import ToolContext
 
@@ -32,6 +37,10 @@ _FILE_NAME = re.compile(
 _START = "progress.start"
 """``ToolContext.state`` key of the workspace scan taken when the run started."""
 _SHOWN = 8
+BRIEF_CHECK_CHARS = 1_500
+"""Output of a named check shown in the first message."""
+REMINDER_CHECK_CHARS = 800
+"""Output of a failing check shown in a reminder (resent before every step)."""
 
 
 def named_files(task: str) -> list[str]:
@@ -57,15 +66,18 @@ def locate(workspace: Path, name: str, snapshot: Snapshot | None = None) -> Path
     return None
 
 
-def task_message(task: str, context: ToolContext) -> str:
-    """The task, then a briefing on the workspace; remembers the workspace as it was."""
+def task_message(task: str, context: ToolContext, checks: Sequence[CheckResult] = ()) -> str:
+    """The task, then a briefing on the workspace and the checks; remembers the workspace as it was."""
     workspace = Path(context.workspace)
     context.state[_START] = scan(workspace)
-    return f"{task}\n\n{describe_workspace(workspace)}"
+    parts = [task, describe_workspace(workspace)]
+    if checks:
+        parts.append("The task's checks, run now:\n" + "\n".join(c.describe(BRIEF_CHECK_CHARS) for c in checks))
+    return "\n\n".join(parts)
 
 
-def next_step_prompt(task: str, context: ToolContext) -> str:
-    """The reminder before each request after the first: what is written, what is missing."""
+def next_step_prompt(task: str, context: ToolContext, checks: Sequence[CheckResult] = ()) -> str:
+    """The reminder before each request after the first: what is written, what is missing, what fails."""
     workspace = Path(context.workspace)
     now = scan(workspace)
     written = changed_files(context.state.get(_START), now)
@@ -76,7 +88,10 @@ def next_step_prompt(task: str, context: ToolContext) -> str:
         parts.append(f"Files written so far: {', '.join(written[:_SHOWN])}{more}.")
     if missing:
         parts.append(f"Not written yet: {', '.join(missing)}.")
-    if written and not missing:
+    parts.extend(check.describe(REMINDER_CHECK_CHARS if not check.passed else 300) for check in checks)
+    if any(not check.passed for check in checks):
+        parts.append("Find the cause, fix it in the files (the checks run again after every change) and call one tool.")
+    elif written and not missing:
         parts.append(
             "If they complete the task correctly, call `terminate` now with a short answer; "
             "otherwise decide the next step and call one tool."

@@ -17,6 +17,7 @@ from pymanus.sandbox import Limits, Sandbox
 from pymanus.sandbox.limits import find_pids_parent
 from pymanus.tools import Tool, ToolContext, ToolResult
 from pymanus.tools.builtin.python import PythonRunner, available_libraries, python_tool
+from pymanus.tools.builtin.python_worker import cell_name
 
 HAVE_BWRAP = shutil.which("bwrap") is not None
 needs_bwrap = pytest.mark.skipif(not HAVE_BWRAP, reason="bubblewrap is not installed")
@@ -95,12 +96,17 @@ async def test_prints_and_shows_the_last_expression(once: Tool) -> None:
 async def test_silent_code_says_so(once: Tool) -> None:
     result = await call(once, "x = 1")
     assert not result.is_error and "printed nothing" in result.text
+    # An empty result printed is not "nothing": the model must see that its function returned "".
+    blank = await call(once, "print('')")
+    assert not blank.is_error and "printed only blank output: '\\n'" in blank.text, blank.text
+    assert "printed nothing" not in blank.text
 
 
 async def test_traceback_shows_the_failing_line(once: Tool) -> None:
-    result = await call(once, "def f(x):\n    return 1 / x\nf(0)")
+    code = "def f(x):\n    return 1 / x\nf(0)"
+    result = await call(once, code)
     assert result.is_error
-    assert 'File "<cell 1>", line 2, in f' in result.text and "return 1 / x" in result.text
+    assert f'File "{cell_name(code)}", line 2, in f' in result.text and "return 1 / x" in result.text
     assert "ZeroDivisionError" in result.text and "Fix the code" in result.text
     assert "python_worker" not in result.text and "<string>" not in result.text
 
@@ -338,10 +344,19 @@ async def test_line_breaks_inside_string_literals_are_repaired(once: Tool) -> No
     assert "line breaks inside string literals" in result.text
 
 
+async def test_the_same_failing_code_reads_the_same(runner: PythonRunner) -> None:
+    """A repeated failing call must look repeated (the agent's repeat guard compares results)."""
+    first = await call(runner.tool, "1 / 0")
+    await call(runner.tool, "x = 1")
+    again = await call(runner.tool, "1 / 0")
+    assert first.is_error and first.text == again.text
+
+
 async def test_library_frames_are_left_out_of_tracebacks(once: Tool) -> None:
-    result = await call(once, "import json\njson.loads('{bad')")
+    code = "import json\njson.loads('{bad')"
+    result = await call(once, code)
     assert result.is_error
-    assert 'File "<cell 1>", line 2' in result.text
+    assert f'File "{cell_name(code)}", line 2' in result.text
     assert "inside libraries omitted" in result.text
     assert "json/decoder.py" not in result.text
     assert "JSONDecodeError: Expecting property name" in result.text

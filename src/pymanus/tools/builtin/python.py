@@ -246,7 +246,7 @@ class PythonRunner:
             stdout = fit(stdout, room - len(stderr))
         else:
             stdout = fit(stdout, room)
-        if stdout:
+        if stdout.strip():
             parts.append(stdout)
         if stderr.strip():
             parts.append("[stderr]\n" + stderr)
@@ -254,8 +254,8 @@ class PythonRunner:
         footer = self._footer(outcome)
         if footer:
             parts.append(footer)
-        elif ok and not stdout and not stderr.strip():
-            parts.append("(the code ran without error and printed nothing)")
+        elif ok and not stdout.strip() and not stderr.strip():
+            parts.append(_silence(outcome.stdout))
         if written:
             parts.append(written)
         return ToolResult(content="\n\n".join(parts), is_error=not ok)
@@ -330,6 +330,16 @@ class PythonRunner:
             f'before testing it: edit_file with path "{where}", old_text "" and the new code as new_text (it is '
             "added after the last line), or write_file with the whole updated file."
         )
+
+
+def _silence(stdout: str) -> str:
+    """What a block that printed no visible text printed: an empty result must not read as no result."""
+    if not stdout:
+        return "(the code ran without error and printed nothing)"
+    return (
+        f"(the code ran without error and printed only blank output: {fit(stdout, 200)!r}; "
+        "an empty string prints as an empty line)"
+    )
 
 
 _SHELL_LINE = re.compile(r"line \d+\n\s+(?:python3?|pip3?|pytest|ls|cat|cd|echo) ")

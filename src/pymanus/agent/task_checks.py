@@ -1,0 +1,101 @@
+"""The checks a task names, run for the model: "so that `python -m unittest test_stats` passes".
+
+A task that names a command gives its own test of success. Small models seldom run it:
+they re-type parts of the tests, misread a number, and declare the bug fixed. The
+preset runs the named command in the sandbox and shows the verdict in the first
+message, in the reminder after a step that changed the workspace, and before a final
+answer is accepted (a failing check sends the answer back).
+
+Only commands in backticks that start with ``python``, ``python3`` or ``pytest`` count.
+They run in the run's :class:`~pymanus.sandbox.Sandbox` (the isolation and limits of the
+``python`` tool) on the interpreter PyManus runs on; a command whose script does not
+exist yet is skipped (the task may ask to write it).
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+from pymanus.sandbox.process import Sandbox
+from pymanus.sandbox.streams import fit
+from pymanus.tools.builtin.workspace_scan import scan
+from pymanus.tools.tool import ToolContext
+
+CHECK_TIMEOUT = 60.0
+"""Wall-clock seconds one check may run."""
+_COMMAND = re.compile(r"`((?:python3?|pytest)(?: [^`\n]*)?)`")
+_STATE = "task_checks.last"
+"""``ToolContext.state`` key: the commands and workspace scan the last results belong to, and the results."""
+_ENV = {"PYTHONDONTWRITEBYTECODE": "1", "MPLBACKEND": "Agg"}  # a check leaves the workspace as it was
+
+
+def check_commands(task: str) -> list[str]:
+    """The commands ``task`` names in backticks that PyManus can run as checks."""
+    return list(dict.fromkeys(command.strip() for command in _COMMAND.findall(task)))
+
+
+@dataclass(frozen=True)
+class CheckResult:
+    """What one named command did."""
+
+    command: str
+    passed: bool
+    status: str
+    """How it ended: "exit code 1", "stopped: it ran longer than the time limit ..."."""
+    output: str
+    """Standard output and error, as the terminal would show them."""
+
+    def describe(self, limit: int) -> str:
+        """The verdict and the output cut to ``limit`` characters, for a prompt."""
+        verdict = "passes" if self.passed else "FAILS"
+        text = fit(self.output.strip(), limit) if self.output.strip() else "(no output)"
+        return f"`{self.command}` {verdict} ({self.status}). Its output:\n```\n{text}\n```"
+
+
+class TaskChecks:
+    """Runs a task's named checks in ``sandbox``, once per state of the workspace."""
+
+    def __init__(self, sandbox: Sandbox, *, timeout: float = CHECK_TIMEOUT) -> None:
+        self.sandbox = sandbox
+        self.timeout = timeout
+
+    async def results(self, task: str, context: ToolContext) -> list[CheckResult]:
+        """The checks' results for the workspace as it is now (rerun only after a change)."""
+        commands = check_commands(task)
+        if not commands:
+            return []
+        snapshot = scan(Path(context.workspace))
+        last = context.state.get(_STATE)
+        if snapshot is not None and last is not None and last[:2] == (commands, snapshot):
+            return list(last[2])
+        results = [result for command in commands if (result := await self._run(command)) is not None]
+        context.state[_STATE] = (commands, snapshot, results)
+        return results
+
+    async def _run(self, command: str) -> CheckResult | None:
+        argv = self._argv(command)
+        if argv is None:
+            return None
+        outcome = await self.sandbox.run(argv, env=_ENV, timeout=self.timeout, output_limit=20_000)
+        status = outcome.exit_description(self.sandbox.limits)
+        output = "\n".join(part.rstrip("\n") for part in (outcome.stdout, outcome.stderr) if part.strip())
+        return CheckResult(command, outcome.ok, status, output)
+
+    def _argv(self, command: str) -> list[str] | None:
+        """The command on PyManus's interpreter; ``None`` when it names a script that is not there."""
+        try:
+            program, *arguments = shlex.split(command)
+        except ValueError:
+            return None
+        if program == "pytest":
+            return [sys.executable, "-m", "pytest", *arguments]
+        if not arguments:
+            return None  # a bare interpreter checks nothing
+        script = arguments[0]
+        if not script.startswith("-") and not (self.sandbox.workspace / script).is_file():
+            return None
+        return [sys.executable, *arguments]

@@ -1,0 +1,97 @@
+"""Checks a task names, run in a real sandbox."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from pymanus.agent import progress
+from pymanus.agent.task_checks import TaskChecks, check_commands
+from pymanus.sandbox import Sandbox
+from pymanus.tools.tool import ToolContext
+
+FAILING_TEST = """import unittest
+from calc import double
+
+
+class CalcTest(unittest.TestCase):
+    def test_double(self):
+        self.assertEqual(double(4), 8)
+"""
+
+
+@pytest.fixture
+def workspace(tmp_path: Path) -> Path:
+    folder = tmp_path / "ws"
+    folder.mkdir()
+    (folder / "calc.py").write_text("def double(x):\n    return x + 2\n")
+    (folder / "test_calc.py").write_text(FAILING_TEST)
+    return folder
+
+
+def context_for(workspace: Path) -> ToolContext:
+    return ToolContext(run_id="run", workspace=workspace)
+
+
+def test_only_python_commands_in_backticks_are_checks() -> None:
+    task = (
+        "Fix calc.py so that `python -m unittest test_calc` passes and `python main.py` prints 8; "
+        "`pytest -q` too. Then run `rm -rf /` and `ls`, python main.py, `python -m unittest test_calc`."
+    )
+    assert check_commands(task) == ["python -m unittest test_calc", "python main.py", "pytest -q"]
+    assert check_commands("Write a `report.md` with `pythonic` names.") == []
+
+
+async def test_a_failing_test_fails_and_passes_after_the_fix(workspace: Path) -> None:
+    checks, context = TaskChecks(Sandbox(workspace)), context_for(workspace)
+    task = "Fix calc.py so that `python -m unittest test_calc` passes."
+    [failing] = await checks.results(task, context)
+    assert not failing.passed and failing.status == "exit code 1"
+    assert "AssertionError: 6 != 8" in failing.output and "FAILED (failures=1)" in failing.output
+    assert "FAILS (exit code 1)" in failing.describe(2000)
+    (workspace / "calc.py").write_text("def double(x):\n    return x * 2\n")
+    [fixed] = await checks.results(task, context)
+    assert fixed.passed and "OK" in fixed.output
+    # A check leaves no bytecode behind: the workspace holds only what the run wrote.
+    assert sorted(p.name for p in workspace.iterdir()) == ["calc.py", "test_calc.py"]
+
+
+async def test_results_are_reused_while_the_workspace_is_unchanged(workspace: Path) -> None:
+    checks, context = TaskChecks(Sandbox(workspace)), context_for(workspace)
+    task = "Run `python -c 'import time; print(time.monotonic_ns())'`."
+    first = await checks.results(task, context)
+    assert first[0].passed and first[0].output.strip().isdigit()
+    assert await checks.results(task, context) == first
+    (workspace / "note.txt").write_text("changed")
+    assert await checks.results(task, context) != first
+
+
+async def test_a_script_not_written_yet_is_not_run(workspace: Path) -> None:
+    checks, context = TaskChecks(Sandbox(workspace)), context_for(workspace)
+    task = "Write main.py so that `python main.py` prints hello."
+    assert await checks.results(task, context) == []
+    (workspace / "main.py").write_text("print('hello')\n")
+    [ran] = await checks.results(task, context)
+    assert ran.passed and ran.output == "hello"
+    assert await checks.results("Just `python`, or `python 'unclosed`.", context) == []
+
+
+async def test_a_check_that_hangs_is_stopped(workspace: Path) -> None:
+    (workspace / "spin.py").write_text("while True:\n    pass\n")
+    checks = TaskChecks(Sandbox(workspace), timeout=0.5)
+    [hung] = await checks.results("Make `python spin.py` finish.", context_for(workspace))
+    assert not hung.passed and "time limit" in hung.status
+
+
+async def test_prompts_show_the_verdict(workspace: Path) -> None:
+    checks, context = TaskChecks(Sandbox(workspace)), context_for(workspace)
+    task = "Fix calc.py so that `python -m unittest test_calc` passes."
+    results = await checks.results(task, context)
+    briefing = progress.task_message(task, context, results)
+    assert "The task's checks, run now:\n`python -m unittest test_calc` FAILS" in briefing
+    reminder = progress.next_step_prompt(task, context, results)
+    assert "AssertionError: 6 != 8" in reminder and "call `terminate` now" not in reminder
+    (workspace / "calc.py").write_text("def double(x):\n    return x * 2\n")
+    reminder = progress.next_step_prompt(task, context, await checks.results(task, context))
+    assert "`python -m unittest test_calc` passes (exit code 0)" in reminder and "call `terminate` now" in reminder
