@@ -1,4 +1,5 @@
-"""Code tasks: fix a bug so a test passes, add a function, rename across files, lay out a project.
+"""Code tasks: the README's quick start, fix a bug so a test passes, add a function, rename
+across files, lay out a project.
 
 Checkers run the produced code with the interpreter running the benchmark, in a
 subprocess with a timeout, and use hidden cases of their own so a hard-coded answer fails.
@@ -10,7 +11,7 @@ import re
 import tomllib
 from pathlib import Path
 
-from benchmarks.tasks.checks import failed, last_line, passed, read_text, run_python, write_files
+from benchmarks.tasks.checks import failed, last_line, passed, read_text, run_python, squash, write_files
 from benchmarks.tasks.task import Task, Verdict
 
 # -- fix a bug so the test passes -------------------------------------------------------------
@@ -212,6 +213,20 @@ def setup_empty(workspace: Path) -> None:
     """Nothing: the task starts from an empty folder."""
 
 
+def check_squares(workspace: Path, output: str) -> Verdict:
+    """squares.py prints the ten squares, one per line, and squares.txt holds what it prints."""
+    expected = [str(n * n) for n in range(1, 11)]
+    code, text = run_python(workspace, ["squares.py"])
+    if code != 0 or text.split() != expected:
+        return failed(f"python squares.py printed {squash(text)[:120]!r} (exit {code})")
+    saved = read_text(workspace, "squares.txt")
+    if saved is None:
+        return failed("squares.txt is missing")
+    if saved.split() != expected or len(saved.strip().splitlines()) != 10:
+        return failed(f"squares.txt holds {squash(saved)[:120]!r}, not the ten squares one per line")
+    return passed()
+
+
 def check_project_layout(workspace: Path, output: str) -> Verdict:
     """The package, its CLI, a test, a README and a pyproject.toml with name and version."""
     for name in ("weather/__init__.py", "weather/cli.py", "README.md", "pyproject.toml"):
@@ -236,6 +251,17 @@ def check_project_layout(workspace: Path, output: str) -> Verdict:
 
 
 TASKS = [
+    Task(
+        name="squares_script",
+        prompt=(
+            "Write squares.py that prints the squares of the numbers 1 to 10, one per line, run it, "
+            "and save what it prints to squares.txt"
+        ),
+        setup=setup_empty,
+        check=check_squares,
+        kind="code",
+        tags=("script", "quick-start"),
+    ),
     Task(
         name="fix_failing_test",
         prompt=(

@@ -120,6 +120,14 @@ def top_scores(workspace: Path, *, wrong: bool = False) -> str:
     return "done"
 
 
+def squares_script(workspace: Path, *, wrong: bool = False) -> str:
+    # wrong: the squares are right in squares.txt, but squares.py only defines a function
+    script = "def squares():\n    for n in range(1, 11):\n        print(n * n)\n"
+    write(workspace, "squares.py", script if wrong else script + "\n\nsquares()\n")
+    write(workspace, "squares.txt", "".join(f"{n * n}\n" for n in range(1, 11)))
+    return "done"
+
+
 def fix_failing_test(workspace: Path, *, wrong: bool = False) -> str:
     source = read(workspace, "stats.py")
     if wrong:  # wrong: makes the test's own case pass and nothing else
@@ -233,6 +241,7 @@ SOLUTIONS: dict[str, Callable[..., str]] = {
         csv_to_json,
         column_stats,
         top_scores,
+        squares_script,
         fix_failing_test,
         add_function,
         rename_function,
