@@ -87,7 +87,10 @@ def next_step_prompt(task: str, context: ToolContext, checks: Sequence[CheckResu
         more = f" and {len(written) - _SHOWN} more" if len(written) > _SHOWN else ""
         parts.append(f"Files written so far: {', '.join(written[:_SHOWN])}{more}.")
     if missing:
-        parts.append(f"Not written yet: {', '.join(missing)}.")
+        parts.append(
+            f"Not written yet: {', '.join(missing)}. Write {'it' if len(missing) == 1 else 'them'} now "
+            "(write_file for code or text, python for computed results)."
+        )
     parts.extend(check.describe(REMINDER_CHECK_CHARS if not check.passed else 300) for check in checks)
     if any(not check.passed for check in checks):
         parts.append("Find the cause, fix it in the files (the checks run again after every change) and call one tool.")

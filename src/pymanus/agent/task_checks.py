@@ -15,13 +15,12 @@ exist yet is skipped (the task may ask to write it).
 from __future__ import annotations
 
 import re
-import shlex
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 
 from pymanus.sandbox.process import Sandbox
 from pymanus.sandbox.streams import fit
+from pymanus.tools.builtin.python_commands import parse_command
 from pymanus.tools.builtin.workspace_scan import scan
 from pymanus.tools.tool import ToolContext
 
@@ -87,15 +86,9 @@ class TaskChecks:
 
     def _argv(self, command: str) -> list[str] | None:
         """The command on PyManus's interpreter; ``None`` when it names a script that is not there."""
-        try:
-            program, *arguments = shlex.split(command)
-        except ValueError:
+        parsed = parse_command(command)
+        if parsed is None or parsed.output_file is not None:
+            return None  # a check only reads the workspace
+        if parsed.script is not None and not (self.sandbox.workspace / parsed.script).is_file():
             return None
-        if program == "pytest":
-            return [sys.executable, "-m", "pytest", *arguments]
-        if not arguments:
-            return None  # a bare interpreter checks nothing
-        script = arguments[0]
-        if not script.startswith("-") and not (self.sandbox.workspace / script).is_file():
-            return None
-        return [sys.executable, *arguments]
+        return parsed.argv

@@ -228,6 +228,18 @@ async def test_edit_with_empty_old_text_appends(tools: dict[str, Tool], jail: Pa
     assert (jail.root / "m.py").read_text().startswith("import re\ndef a():")
 
 
+async def test_edit_of_a_file_not_written_yet(tools: dict[str, Tool], jail: PathJail) -> None:
+    """Adding lines creates it (undo deletes it again); replacing in it points to write_file."""
+    refused = await call(tools["edit_file"], path="new.py", old_text="x = 1", new_text="x = 2")
+    assert refused.is_error and "new.py does not exist yet" in refused.text
+    assert "call write_file with path 'new.py'" in refused.text and not (jail.root / "new.py").exists()
+    created = await call(tools["edit_file"], path="pkg/new.py", old_text="", new_text="x = 1")
+    assert not created.is_error and created.text.startswith("Created pkg/new.py. Lines 1-1")
+    assert (jail.root / "pkg" / "new.py").read_text() == "x = 1\n"
+    assert "deleted" in (await call(tools["edit_file"], path="pkg/new.py", undo=True)).text
+    assert not (jail.root / "pkg" / "new.py").exists()
+
+
 async def test_simple_edit_requires_the_text_to_write(jail: PathJail) -> None:
     """The variant for small models: constrained decoding writes every required key."""
     simple = {t.name: t for t in file_tools(jail, simple_edit=True)}["edit_file"]

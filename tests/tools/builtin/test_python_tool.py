@@ -431,9 +431,32 @@ async def test_unittest_main_finds_the_tests_the_code_defines(runner: PythonRunn
     assert result.text == "7"
 
 
-async def test_a_shell_command_in_python_says_how_to_run_a_script(once: Tool, sandbox: Sandbox) -> None:
+async def test_a_python_command_line_runs_as_a_command(runner: PythonRunner, sandbox: Sandbox) -> None:
+    """Small models type terminal commands into the tool: they mean what they say."""
+    (sandbox.workspace / "squares.py").write_text("for n in range(1, 4):\n    print(n * n)\n")
+    result = await call(runner.tool, "python squares.py")
+    assert not result.is_error and result.text == "Ran `python squares.py` as a command.\n\n1\n4\n9"
+    saved = await call(runner.tool, "python3 squares.py > out/squares.txt")
+    assert not saved.is_error and "Files written: out/squares.txt (3 lines)" in saved.text
+    assert (sandbox.workspace / "out" / "squares.txt").read_text() == "1\n4\n9\n"
+    (sandbox.workspace / "test_sq.py").write_text(
+        "import unittest\n\nclass T(unittest.TestCase):\n    def test_x(self):\n        self.assertEqual(1, 2)\n"
+    )
+    failing = await call(runner.tool, "python -m unittest test_sq")
+    assert failing.is_error and "AssertionError: 1 != 2" in failing.text and "exit code 1" in failing.text
+    # The session is untouched: commands run in their own process.
+    await call(runner.tool, "kept = 5")
+    await call(runner.tool, "python squares.py")
+    assert (await call(runner.tool, "kept")).text == "5"
+
+
+async def test_command_lines_that_are_not_commands(once: Tool, sandbox: Sandbox) -> None:
+    missing = await call(once, "python nothing_here.py")
+    assert missing.is_error and "nothing_here.py, which does not exist in the workspace yet" in missing.text
+    escape = await call(once, "python -c 'print(1)' > ../outside.txt")
+    assert escape.is_error and not (sandbox.workspace.parent / "outside.txt").exists()
     (sandbox.workspace / "squares.py").write_text("print(4)\n")
-    result = await call(once, "python squares.py")
-    assert result.is_error and "that line is a shell command, not Python" in result.text
-    result = await call(once, "exec(open('squares.py').read())")  # the way the hint gives works
-    assert result.text == "4"
+    piped = await call(once, "python squares.py | head -1")  # a shell pipeline is not run
+    assert piped.is_error and "that line is a shell command, not Python" in piped.text
+    assert (await call(once, "exec(open('squares.py').read())")).text == "4"  # the way the hint gives works
+    assert (await call(once, "python = 3\npython")).text == "3"  # valid Python stays Python

@@ -181,16 +181,25 @@ def file_tools(
                 "insert_line goes with an empty old_text (to add lines). To replace text, give old_text and "
                 "new_text without insert_line."
             )
-        text, real = load_text(path)
+        before: str | None = None
+        if jail.resolve(path, write=True).exists():
+            before, _ = load_text(path)
+        elif old_text:  # small models "edit" the file they were asked to create
+            raise ToolError(
+                f"{path} does not exist yet, so it has no old_text to replace. To create it, call write_file "
+                f"with path {path!r} and its whole content."
+            )
+        text = before or ""  # adding lines to a file that does not exist yet creates it
         if old_text:
             updated, first_line = _replace_once(path, text, old_text, new_text)
         else:
             after = len(text.splitlines()) if insert_line is None else insert_line
             updated, first_line = _insert(path, text, after, new_text)
-        remember(real, text.encode("utf-8"))
-        save(path, updated.encode("utf-8"))
+        real = save(path, updated.encode("utf-8"))
+        remember(real, None if before is None else before.encode("utf-8"))
         changed = max(len(new_text.splitlines()), 1)
-        return f"Edited {path}. Lines {first_line}-{first_line + changed - 1} now read:\n" + _snippet(
+        verb = "Edited" if before is not None else "Created"
+        return f"{verb} {path}. Lines {first_line}-{first_line + changed - 1} now read:\n" + _snippet(
             updated, first_line, changed
         )
 

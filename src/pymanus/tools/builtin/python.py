@@ -30,10 +30,12 @@ from typing import Annotated
 
 from pydantic import Field
 
+from pymanus.errors import PathEscapeError
 from pymanus.models.base import PYTHON_SOURCE
-from pymanus.sandbox import Sandbox
+from pymanus.sandbox import PathJail, Sandbox
 from pymanus.sandbox.streams import fit
 from pymanus.tools.builtin.code_repair import repair_string_line_breaks
+from pymanus.tools.builtin.python_commands import PythonCommand, parse_command
 from pymanus.tools.builtin.python_session import BlockOutcome, WorkerSession, frame, parse_status
 from pymanus.tools.builtin.workspace_scan import Snapshot, describe_changes, scan
 from pymanus.tools.tool import DEFAULT_MAX_RESULT_CHARS, Tool, ToolContext, ToolResult
@@ -106,6 +108,8 @@ class PythonRunner:
                 code: the Python source to run.
                 reset: start from a fresh interpreter, forgetting all variables.
             """
+            if (command := terminal_command(code)) is not None:
+                return await self._run_command(command)
             return await self._run_in_session(code, ctx.run_id, reset=reset)
 
         return python
@@ -117,6 +121,8 @@ class PythonRunner:
             Args:
                 code: the Python source to run.
             """
+            if (command := terminal_command(code)) is not None:
+                return await self._run_command(command)
             repaired = repair_string_line_breaks(code)
             note = "" if repaired is None else REPAIR_NOTE
             before = await self._scan()
@@ -201,6 +207,41 @@ class PythonRunner:
             await session.aclose()
             self._restarted.add(run_id)
         return self._observation(outcome, note=note, written=await self._written_since(before))
+
+    async def _run_command(self, command: PythonCommand) -> ToolResult:
+        """Run a terminal command typed into the tool (see :mod:`python_commands`)."""
+        workspace = self.sandbox.workspace
+        if command.script is not None and not (workspace / command.script).is_file():
+            return ToolResult.error(
+                f"`{command.line}` runs {command.script}, which does not exist in the workspace yet: "
+                "write it first with write_file."
+            )
+        jail = PathJail(workspace)
+        try:
+            target = None if command.output_file is None else jail.resolve(command.output_file, write=True)
+        except PathEscapeError as exc:
+            return ToolResult.error(str(exc))
+        before = await self._scan()
+        result = await self.sandbox.run(command.argv, env=self._env(), output_limit=self._stream_limit)
+        parts = [f"Ran `{command.line}` as a command."]
+        if target is not None:
+            handle, _, _ = jail.open_write(command.output_file or "")
+            with handle:
+                handle.write(result.stdout.encode("utf-8"))
+        elif result.stdout.strip():
+            parts.append(fit(result.stdout.rstrip("\n"), self.tool_budget // 2))
+        if result.stderr.strip():
+            parts.append("[stderr]\n" + fit(result.stderr.rstrip("\n"), self.tool_budget // 3))
+        if result.timed_out:
+            parts.append(f"Stopped: it ran longer than {self.sandbox.timeout:g} s and was killed.")
+        elif not result.ok:
+            parts.append(f"It ended with {result.exit_description(self.sandbox.limits)}.")
+        elif not result.stdout.strip() and not result.stderr.strip():
+            parts.append("(it printed nothing)")
+        written = await self._written_since(before)
+        if written:
+            parts.append(written)
+        return ToolResult(content="\n\n".join(parts), is_error=not result.ok)
 
     async def _scan(self) -> Snapshot | None:
         return await asyncio.to_thread(scan, self.sandbox.workspace)
@@ -344,6 +385,17 @@ def _silence(stdout: str) -> str:
 
 _SHELL_LINE = re.compile(r"line \d+\n\s+(?:python3?|pip3?|pytest|ls|cat|cd|echo) ")
 """The line a SyntaxError shows is a shell command (small models "run" scripts that way)."""
+
+
+def terminal_command(code: str) -> PythonCommand | None:
+    """``code`` as a terminal command when it is one and not valid Python (``python x.py``)."""
+    if "\n" in code.strip():
+        return None
+    try:
+        compile(code, "<cell>", "exec")
+    except SyntaxError:
+        return parse_command(code)
+    return None  # `pytest` or `python = 3` is Python
 
 
 def python_tool(sandbox: Sandbox) -> Tool:

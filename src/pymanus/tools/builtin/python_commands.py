@@ -1,0 +1,59 @@
+"""Terminal commands typed into the python tool: ``python squares.py > squares.txt``.
+
+Small models type the command they would run in a terminal into the ``python`` tool, get
+a SyntaxError, and give up. A one-line command that starts with ``python``, ``python3`` or
+``pytest`` is therefore run as what it means: on the interpreter PyManus runs on, in the
+same sandbox, with an optional final ``> file`` that saves what it prints into the
+workspace. Anything else shell-like (pipes, ``&&``, ``;``, other redirections) stays
+Python, and its SyntaxError says how to run scripts from Python.
+
+The named checks of a task (:mod:`pymanus.agent.task_checks`) are parsed here too.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+import sys
+from dataclasses import dataclass
+
+_LINE = re.compile(r"(?:python3?|pytest)(?:[ \t]+[^\n]*)?")
+_OPERATOR = frozenset("();<>|&")
+
+
+@dataclass(frozen=True)
+class PythonCommand:
+    """A parsed ``python …`` / ``pytest …`` command line."""
+
+    line: str
+    argv: list[str]
+    """The command on PyManus's interpreter."""
+    script: str | None
+    """The workspace file it runs (``python x.py``), if any."""
+    output_file: str | None
+    """Where ``> file`` saves what it prints, if given."""
+
+
+def parse_command(line: str) -> PythonCommand | None:
+    """``line`` as a command, or ``None`` when it is not one (then it is Python code)."""
+    line = line.strip()
+    if not _LINE.fullmatch(line):
+        return None
+    lexer = shlex.shlex(line, posix=True, punctuation_chars=True)
+    lexer.whitespace_split = True
+    try:
+        words = list(lexer)
+    except ValueError:  # an unclosed quote
+        return None
+    output_file = None
+    if len(words) >= 3 and words[-2] == ">":
+        output_file, words = words[-1], words[:-2]
+    if any(set(word) <= _OPERATOR for word in [*words, output_file or "x"]):
+        return None  # pipes, `&&`, `;`, other redirections: a shell, which this is not
+    program, *arguments = words
+    if program == "pytest":
+        return PythonCommand(line, [sys.executable, "-m", "pytest", *arguments], None, output_file)
+    if not arguments:
+        return None  # a bare interpreter does nothing here (and `python` alone is a Python name)
+    script = None if arguments[0].startswith("-") else arguments[0]
+    return PythonCommand(line, [sys.executable, *arguments], script, output_file)
