@@ -217,17 +217,23 @@ class PythonRunner:
                 "write it first with write_file."
             )
         jail = PathJail(workspace)
+        saving = command.output_file
         try:
-            target = None if command.output_file is None else jail.resolve(command.output_file, write=True)
+            if saving is not None:
+                jail.resolve(saving, write=True)
         except PathEscapeError as exc:
             return ToolResult.error(str(exc))
         before = await self._scan()
-        result = await self.sandbox.run(command.argv, env=self._env(), output_limit=self._stream_limit)
+        # What goes to a file may be long (up to the sandbox's stream limit); what is shown is cut.
+        limit = None if saving is not None else self._stream_limit
+        result = await self.sandbox.run(command.argv, env=self._env(), output_limit=limit)
         parts = [f"Ran `{command.line}` as a command."]
-        if target is not None:
-            handle, _, _ = jail.open_write(command.output_file or "")
+        if saving is not None:
+            handle, _, _ = jail.open_write(saving)
             with handle:
                 handle.write(result.stdout.encode("utf-8"))
+            if result.stdout_truncated:
+                parts.append(f"Only the first {len(result.stdout):,} characters of its output were saved to {saving}.")
         elif result.stdout.strip():
             parts.append(fit(result.stdout.rstrip("\n"), self.tool_budget // 2))
         if result.stderr.strip():
