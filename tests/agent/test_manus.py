@@ -10,9 +10,11 @@ from pathlib import Path
 import pytest
 
 from pymanus import RunState
+from pymanus.agent import progress
 from pymanus.agent.manus import build_manus_agent, missing_outputs
 from pymanus.config import Settings
 from pymanus.models import ScriptedModel, call
+from pymanus.tools.builtin.python import CODE_RAN
 from pymanus.tools.tool import ToolContext
 
 needs_bwrap = pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap is not installed")
@@ -230,3 +232,44 @@ async def test_a_final_answer_waits_for_the_tasks_check_to_pass(tmp_path: Path) 
     assert "The task is not finished yet: the task's check still fails" in sent_back
     assert "AssertionError: 6" in sent_back
     assert "`python check.py` passes" in model.requests[2][-1].text  # the reminder after the fix
+
+
+SALES = "region,amount\nNorth,10.50\nSouth,5.25\nNorth,2.00\n"
+TYPED_REPORT = "| Region | Total |\n|---|---|\n| North | 13.75 |\n| South | 5.25 |\n"  # 13.75: made up
+
+
+async def test_a_report_of_typed_numbers_is_sent_back_for_a_small_model(tmp_path: Path) -> None:
+    """A small model reads the CSV and writes totals it never computed: the answer goes back."""
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    (workspace / "sales.csv").write_text(SALES)
+    model = ScriptedModel(
+        [
+            call("write_file", path="report.md", content=TYPED_REPORT),
+            call("terminate", status="success", message="Done."),
+            call("python", code="print(10.5 + 2.0)"),
+            call("terminate", status="success", message="Done."),
+        ],
+        name="local:test",
+    )
+    agent = build_manus_agent(settings_for(workspace), model=model)
+    try:
+        result = await agent.run("Total the amount per region of sales.csv into report.md.")
+    finally:
+        await agent.aclose()
+    assert (result.state, result.steps) == (RunState.FINISHED, 4), result.output
+    sent_back = [m.text for m in result.messages if m.role == "tool"][1]
+    assert "report.md holds numbers that are in no input and no code computed (13.75)" in sent_back
+
+
+def test_typed_numbers_are_checked_only_when_asked_and_no_code_ran(tmp_path: Path) -> None:
+    context = ToolContext(run_id="r", workspace=tmp_path)
+    (tmp_path / "sales.csv").write_text(SALES)
+    progress.task_message("Total sales.csv into report.md (in 1,000.5 units).", context)
+    (tmp_path / "report.md").write_text(TYPED_REPORT + "| scale | 1,000.50 |\n| copied | 10.5 |\n")
+    task = "Total sales.csv into report.md (in 1,000.5 units)."
+    problem = missing_outputs(task, "Done.", context, typed_numbers=True)
+    assert problem is not None and "(13.75)" in problem  # numbers from the task or an input pass
+    assert missing_outputs(task, "Done.", context) is None  # a larger model is not second-guessed
+    context.state[CODE_RAN] = True
+    assert missing_outputs(task, "Done.", context, typed_numbers=True) is None

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from pymanus.agent import progress
 from pymanus.agent.agent import Agent
-from pymanus.agent.progress import locate, named_files
+from pymanus.agent.progress import locate, named_files, read_head
 from pymanus.agent.task_checks import CheckResult, TaskChecks
 from pymanus.config import Settings
 from pymanus.models.base import Model, ModelSettings
@@ -26,7 +26,7 @@ from pymanus.sandbox.process import Sandbox
 from pymanus.tools.builtin.files import file_tools
 from pymanus.tools.builtin.human import AskHuman, ask_human_tool
 from pymanus.tools.builtin.planning import planning_tool
-from pymanus.tools.builtin.python import PythonRunner
+from pymanus.tools.builtin.python import CODE_RAN, PythonRunner
 from pymanus.tools.builtin.search import SearchConfig, build_search_backends, web_search_tool
 from pymanus.tools.builtin.shell import shell_tool
 from pymanus.tools.builtin.web import WebPolicy, web_fetch_tool
@@ -77,13 +77,21 @@ def describe_tools(tools: list[Tool]) -> str:
     return "\n".join(f"- {t.name}: {_TOOL_PURPOSES.get(t.name, t.description.splitlines()[0])}" for t in tools)
 
 
-def missing_outputs(task: str, answer: str, context: ToolContext, checks: Sequence[CheckResult] = ()) -> str | None:
+def missing_outputs(
+    task: str,
+    answer: str,
+    context: ToolContext,
+    checks: Sequence[CheckResult] = (),
+    *,
+    typed_numbers: bool = False,
+) -> str | None:
     """What is still wrong with a final answer, as a note for the model (``None``: accept it).
 
     Small models often finish early: they announce a file they never wrote, write a
     template instead of the values, or answer with a placeholder. Checked: every file the
     task names exists and is not empty or a template, the answer is not a placeholder,
-    and the task's named checks (``checks``, already run) pass.
+    the task's named checks (``checks``, already run) pass, and (``typed_numbers``) the
+    files written hold no decimal numbers that no input has when no code has run.
     """
     workspace = Path(context.workspace)
     problems = []
@@ -94,11 +102,17 @@ def missing_outputs(task: str, answer: str, context: ToolContext, checks: Sequen
             problems.append(f"the task names {name}, but the workspace has no such file")
         elif path.is_file() and path.stat().st_size == 0:
             problems.append(f"{name} is empty")
-        elif path.is_file() and path.suffix in _TEXT_SUFFIXES and _PLACEHOLDER.search(_head(path)):
+        elif path.is_file() and path.suffix in _TEXT_SUFFIXES and _PLACEHOLDER.search(read_head(path)):
             problems.append(f"{name} still contains a placeholder such as {{{{...}}}} instead of real values")
     if _PLACEHOLDER_ANSWER.fullmatch(answer.strip()):
         problems.append(f"your answer {answer.strip()!r} is a placeholder, not the actual answer")
     problems.extend(f"the task's check still fails: {c.describe(CHECK_NOTE_CHARS)}" for c in checks if not c.passed)
+    if typed_numbers:
+        computed = bool(context.state.get(CODE_RAN))
+        problems.extend(
+            f"{name} holds numbers that are in no input and no code computed ({', '.join(numbers)})"
+            for name, numbers in progress.typed_numbers(task, context, computed=computed).items()
+        )
     if not problems:
         return None
     return (
@@ -115,11 +129,6 @@ _PLACEHOLDER = re.compile(
     r"\{\{[^{}\n]{1,60}\}\}|\[(?:INSERT|TODO|PLACEHOLDER)[^\]\n]{0,60}\]|\A\s*<[\w .-]{1,40}>\s*\Z", re.IGNORECASE
 )
 _PLACEHOLDER_ANSWER = re.compile(r"<[\w .-]{0,40}>|\{\{?[\w .-]{0,40}\}?\}|\[[\w .-]{0,40}\]|")
-
-
-def _head(path: Path, limit: int = 200_000) -> str:
-    with path.open("rb") as handle:
-        return handle.read(limit).decode("utf-8", errors="replace")
 
 
 COMPACT_TOOLS = frozenset({"read_file", "write_file", "edit_file", "list_dir", "python"})
@@ -194,8 +203,13 @@ def build_manus_agent(settings: Settings, *, model: Model | None = None, asker: 
     async def next_step_prompt(task: str, context: ToolContext) -> str:
         return progress.next_step_prompt(task, context, await checks.results(task, context))
 
+    # Values typed instead of computed are caught for small models only: with the web open, or
+    # for a larger model, numbers may come from pages it read.
+    typed_numbers = compact and not settings.web.allow_domains
+
     async def completion_check(task: str, answer: str, context: ToolContext) -> str | None:
-        return missing_outputs(task, answer, context, await checks.results(task, context))
+        results = await checks.results(task, context)
+        return missing_outputs(task, answer, context, results, typed_numbers=typed_numbers)
 
     agent = Agent(
         model,

@@ -66,6 +66,54 @@ def locate(workspace: Path, name: str, snapshot: Snapshot | None = None) -> Path
     return None
 
 
+_DECIMAL = re.compile(r"(?<![\w.])\d[\d,]*\.\d+(?![\w.])")
+_DATA_SUFFIXES = (".md", ".csv", ".tsv", ".json", ".txt", ".html")
+_READ_LIMIT = 200_000
+
+
+def _value(number: str) -> float:
+    return round(float(number.replace(",", "")), 2)
+
+
+def _decimals(text: str) -> set[float]:
+    return {_value(number) for number in _DECIMAL.findall(text)}
+
+
+def typed_numbers(task: str, context: ToolContext, *, computed: bool) -> dict[str, list[str]]:
+    """Decimal numbers in the data files the run wrote that no input file and not the task holds.
+
+    When no code has run (``computed`` is false) such numbers were typed by the model, not
+    computed: a small model reads a CSV and writes a report of made-up totals. Returns the
+    file names with their first such numbers; empty when code ran or nothing is suspicious.
+    """
+    start = context.state.get(_START)
+    if computed or start is None:
+        return {}
+    workspace = Path(context.workspace)
+    written = changed_files(start, scan(workspace))
+    known = _decimals(task)
+    for name in start:
+        if name not in written and name.endswith(_DATA_SUFFIXES):
+            known |= _decimals(read_head(workspace / name))
+    found = {}
+    for name in written:
+        if name.endswith(_DATA_SUFFIXES):
+            numbers = _DECIMAL.findall(read_head(workspace / name))
+            unknown = [number for number in numbers if _value(number) not in known]
+            if unknown:
+                found[name] = list(dict.fromkeys(unknown))[:3]
+    return found
+
+
+def read_head(path: Path) -> str:
+    """The start of a file as text ("" if it cannot be read)."""
+    try:
+        with path.open("rb") as handle:
+            return handle.read(_READ_LIMIT).decode("utf-8", errors="replace")
+    except OSError:
+        return ""
+
+
 def task_message(task: str, context: ToolContext, checks: Sequence[CheckResult] = ()) -> str:
     """The task, then a briefing on the workspace and the checks; remembers the workspace as it was."""
     workspace = Path(context.workspace)

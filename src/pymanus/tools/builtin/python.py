@@ -40,6 +40,8 @@ from pymanus.tools.builtin.python_session import BlockOutcome, WorkerSession, fr
 from pymanus.tools.builtin.workspace_scan import Snapshot, describe_changes, scan
 from pymanus.tools.tool import DEFAULT_MAX_RESULT_CHARS, Tool, ToolContext, ToolResult
 
+CODE_RAN = "python.code_ran"
+"""``ToolContext.state`` key, set once code has run without error in the run."""
 PythonCode = Annotated[str, Field(json_schema_extra={"contentMediaType": PYTHON_SOURCE})]
 
 WORKER_SOURCE = (Path(__file__).parent / "python_worker.py").read_text(encoding="utf-8")
@@ -108,28 +110,30 @@ class PythonRunner:
                 code: the Python source to run.
                 reset: start from a fresh interpreter, forgetting all variables.
             """
-            if (command := terminal_command(code)) is not None:
-                return await self._run_command(command)
-            return await self._run_in_session(code, ctx.run_id, reset=reset)
+            return await self._answer(code, ctx, lambda source: self._run_in_session(source, ctx.run_id, reset=reset))
 
         return python
 
     def _oneshot_function(self) -> Callable[..., Awaitable[ToolResult]]:
-        async def python(code: PythonCode) -> ToolResult:
+        async def python(code: PythonCode, ctx: ToolContext) -> ToolResult:
             """Run Python code.
 
             Args:
                 code: the Python source to run.
             """
-            if (command := terminal_command(code)) is not None:
-                return await self._run_command(command)
-            repaired = repair_string_line_breaks(code)
-            note = "" if repaired is None else REPAIR_NOTE
-            before = await self._scan()
-            outcome = await self._run_once(repaired or code)
-            return self._observation(outcome, note=note, written=await self._written_since(before))
+            return await self._answer(code, ctx, self._run_fresh)
 
         return python
+
+    async def _answer(
+        self, code: str, ctx: ToolContext, run_code: Callable[[str], Awaitable[ToolResult]]
+    ) -> ToolResult:
+        """Run ``code`` (or the terminal command it is); note in the run's state that code ran."""
+        command = terminal_command(code)
+        result = await (self._run_command(command) if command is not None else run_code(code))
+        if not result.is_error:
+            ctx.state[CODE_RAN] = True
+        return result
 
     def _description(self) -> str:
         libs = self.libraries
@@ -166,6 +170,13 @@ class PythonRunner:
 
     def _env(self) -> dict[str, str]:
         return {"MPLBACKEND": "Agg", "MPLCONFIGDIR": "/tmp/matplotlib"}
+
+    async def _run_fresh(self, code: str) -> ToolResult:
+        repaired = repair_string_line_breaks(code)
+        note = "" if repaired is None else REPAIR_NOTE
+        before = await self._scan()
+        outcome = await self._run_once(repaired or code)
+        return self._observation(outcome, note=note, written=await self._written_since(before))
 
     async def _run_once(self, code: str) -> BlockOutcome:
         token = secrets.token_hex(8)
