@@ -232,6 +232,8 @@ async def test_a_final_answer_waits_for_the_tasks_check_to_pass(tmp_path: Path) 
     assert "The task is not finished yet: the task's check still fails" in sent_back
     assert "AssertionError: 6" in sent_back
     assert "`python check.py` passes" in model.requests[2][-1].text  # the reminder after the fix
+    # The same terminate call, first sent back and then accepted, is not a repeat.
+    assert "[Note: you already made this exact call" not in result.messages[-1].text
 
 
 SALES = "region,amount\nNorth,10.50\nSouth,5.25\nNorth,2.00\n"

@@ -36,11 +36,13 @@ class RepeatGuard:
     max_repeats: int = 3
     _seen: Counter[str] = field(default_factory=Counter)
 
-    def observe(self, outcome: ToolOutcome) -> int:
-        """Record a call; return how many times this exact call has now given this result."""
-        key = (
-            canonical_call(outcome.call.name, outcome.arguments or outcome.call.arguments) + "\0" + outcome.result.text
-        )
+    def observe(self, outcome: ToolOutcome, shown: str | None = None) -> int:
+        """Record a call; return how many times this exact call has now given this result.
+
+        ``shown``: the result as the model saw it, when the run replaced it (a final answer sent back).
+        """
+        call = canonical_call(outcome.call.name, outcome.arguments or outcome.call.arguments)
+        key = f"{call}\0{outcome.result.text if shown is None else shown}"
         self._seen[key] += 1
         return self._seen[key]
 

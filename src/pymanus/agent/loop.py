@@ -235,7 +235,7 @@ class Run:
                 ending = outcome.result.end_run
                 if ending == "success" and (problem := await self._unfinished(outcome.result.text)) is not None:
                     ending, content = None, f"The task is not finished yet: {problem}"
-                times = repeats.observe(outcome)
+                times = repeats.observe(outcome, content if isinstance(content, str) else None)
                 if times >= 2:
                     self._explore = True
                 if times == 2 and isinstance(content, str):

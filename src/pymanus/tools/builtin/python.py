@@ -153,7 +153,8 @@ class PythonRunner:
             markdown = " or df.to_markdown(index=False)" if importlib.util.find_spec("tabulate") else ""
             lines.append(
                 "For CSV or JSON data use pandas: pd.read_csv / pd.read_json parse numbers; write results with "
-                f"df.to_csv(path, index=False), df.to_json(path, orient='records', indent=2){markdown}."
+                f"df.to_csv(path, index=False), df.to_json(path, orient='records', indent=2){markdown} "
+                "(after a groupby, call .reset_index() first so the group names stay a column)."
             )
         if "matplotlib" in libs:
             lines.append("matplotlib draws off-screen: save figures with plt.savefig('chart.png').")
