@@ -261,17 +261,26 @@ async def test_a_report_of_typed_numbers_is_sent_back_for_a_small_model(tmp_path
         await agent.aclose()
     assert (result.state, result.steps) == (RunState.FINISHED, 4), result.output
     sent_back = [m.text for m in result.messages if m.role == "tool"][1]
-    assert "report.md holds numbers that are in no input and no code computed (13.75)" in sent_back
+    assert "report.md was written without running any code, but its values come from sales.csv" in sent_back
 
 
-def test_typed_numbers_are_checked_only_when_asked_and_no_code_ran(tmp_path: Path) -> None:
+def test_uncomputed_outputs_are_checked_only_when_asked_and_no_code_ran(tmp_path: Path) -> None:
     context = ToolContext(run_id="r", workspace=tmp_path)
-    (tmp_path / "sales.csv").write_text(SALES)
-    progress.task_message("Total sales.csv into report.md (in 1,000.5 units).", context)
+    (tmp_path / "notes.txt").write_text("North sold 10.50 and South 5.25.\n")
+    task = "Total the sales in notes.txt into report.md (in 1,000.5 units)."
+    progress.task_message(task, context)
     (tmp_path / "report.md").write_text(TYPED_REPORT + "| scale | 1,000.50 |\n| copied | 10.5 |\n")
-    task = "Total sales.csv into report.md (in 1,000.5 units)."
-    problem = missing_outputs(task, "Done.", context, typed_numbers=True)
-    assert problem is not None and "(13.75)" in problem  # numbers from the task or an input pass
+    problem = missing_outputs(task, "Done.", context, uncomputed=True)
+    assert (
+        problem is not None and "report.md holds numbers that are in no input and no code computed (13.75)" in problem
+    )
+    (tmp_path / "report.md").write_text("| Region | Total |\n|---|---|\n| North | 10.50 |\n")
+    assert missing_outputs(task, "Done.", context, uncomputed=True) is None  # numbers from the input pass
+    (tmp_path / "sales.csv").write_text(SALES)  # with data to compute from, code must run
+    progress.task_message(task, context)
+    (tmp_path / "report.md").write_text("| Region | Total |\n|---|---|\n")
+    problem = missing_outputs(task, "Done.", context, uncomputed=True)
+    assert problem is not None and "its values come from sales.csv" in problem
     assert missing_outputs(task, "Done.", context) is None  # a larger model is not second-guessed
     context.state[CODE_RAN] = True
-    assert missing_outputs(task, "Done.", context, typed_numbers=True) is None
+    assert missing_outputs(task, "Done.", context, uncomputed=True) is None

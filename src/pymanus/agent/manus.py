@@ -83,15 +83,15 @@ def missing_outputs(
     context: ToolContext,
     checks: Sequence[CheckResult] = (),
     *,
-    typed_numbers: bool = False,
+    uncomputed: bool = False,
 ) -> str | None:
     """What is still wrong with a final answer, as a note for the model (``None``: accept it).
 
     Small models often finish early: they announce a file they never wrote, write a
     template instead of the values, or answer with a placeholder. Checked: every file the
     task names exists and is not empty or a template, the answer is not a placeholder,
-    the task's named checks (``checks``, already run) pass, and (``typed_numbers``) the
-    files written hold no decimal numbers that no input has when no code has run.
+    the task's named checks (``checks``, already run) pass, and (``uncomputed``) no data
+    file was written from the model's head (see :func:`progress.uncomputed_outputs`).
     """
     workspace = Path(context.workspace)
     problems = []
@@ -107,12 +107,9 @@ def missing_outputs(
     if _PLACEHOLDER_ANSWER.fullmatch(answer.strip()):
         problems.append(f"your answer {answer.strip()!r} is a placeholder, not the actual answer")
     problems.extend(f"the task's check still fails: {c.describe(CHECK_NOTE_CHARS)}" for c in checks if not c.passed)
-    if typed_numbers:
+    if uncomputed:
         computed = bool(context.state.get(CODE_RAN))
-        problems.extend(
-            f"{name} holds numbers that are in no input and no code computed ({', '.join(numbers)})"
-            for name, numbers in progress.typed_numbers(task, context, computed=computed).items()
-        )
+        problems.extend(progress.uncomputed_outputs(task, context, computed=computed))
     if not problems:
         return None
     return (
@@ -205,11 +202,11 @@ def build_manus_agent(settings: Settings, *, model: Model | None = None, asker: 
 
     # Values typed instead of computed are caught for small models only: with the web open, or
     # for a larger model, numbers may come from pages it read.
-    typed_numbers = compact and not settings.web.allow_domains
+    uncomputed = compact and not settings.web.allow_domains
 
     async def completion_check(task: str, answer: str, context: ToolContext) -> str | None:
         results = await checks.results(task, context)
-        return missing_outputs(task, answer, context, results, typed_numbers=typed_numbers)
+        return missing_outputs(task, answer, context, results, uncomputed=uncomputed)
 
     agent = Agent(
         model,

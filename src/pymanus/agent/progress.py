@@ -66,8 +66,9 @@ def locate(workspace: Path, name: str, snapshot: Snapshot | None = None) -> Path
     return None
 
 
-_DECIMAL = re.compile(r"(?<![\w.])\d[\d,]*\.\d+(?![\w.])")
+_DECIMAL = re.compile(r"(?<![\w.])\d[\d,]*\.\d+(?!\w|\.\d)")  # 1,234.5 and 5.25 ending a sentence
 _DATA_SUFFIXES = (".md", ".csv", ".tsv", ".json", ".txt", ".html")
+_TABLE_SUFFIXES = (".csv", ".tsv", ".json", ".jsonl")
 _READ_LIMIT = 200_000
 
 
@@ -79,30 +80,37 @@ def _decimals(text: str) -> set[float]:
     return {_value(number) for number in _DECIMAL.findall(text)}
 
 
-def typed_numbers(task: str, context: ToolContext, *, computed: bool) -> dict[str, list[str]]:
-    """Decimal numbers in the data files the run wrote that no input file and not the task holds.
+def uncomputed_outputs(task: str, context: ToolContext, *, computed: bool) -> list[str]:
+    """Problems with data files the run wrote while no code has run (``computed`` false).
 
-    When no code has run (``computed`` is false) such numbers were typed by the model, not
-    computed: a small model reads a CSV and writes a report of made-up totals. Returns the
-    file names with their first such numbers; empty when code ran or nothing is suspicious.
+    A small model reads a CSV and writes a report of made-up totals, or of a table header
+    with no rows. A data file written without any code is sent back when the workspace has
+    data to compute from (CSV, TSV or JSON inputs), or when it holds decimal numbers that
+    are in no input and not in the task.
     """
     start = context.state.get(_START)
     if computed or start is None:
-        return {}
+        return []
     workspace = Path(context.workspace)
     written = changed_files(start, scan(workspace))
+    inputs = [name for name in sorted(start) if name not in written]
+    data = [name for name in inputs if name.endswith(_TABLE_SUFFIXES)]
     known = _decimals(task)
-    for name in start:
-        if name not in written and name.endswith(_DATA_SUFFIXES):
-            known |= _decimals(read_head(workspace / name))
-    found = {}
-    for name in written:
+    for name in inputs:
         if name.endswith(_DATA_SUFFIXES):
-            numbers = _DECIMAL.findall(read_head(workspace / name))
-            unknown = [number for number in numbers if _value(number) not in known]
-            if unknown:
-                found[name] = list(dict.fromkeys(unknown))[:3]
-    return found
+            known |= _decimals(read_head(workspace / name))
+    problems = []
+    for name in written:
+        if not name.endswith(_DATA_SUFFIXES):
+            continue
+        if data:
+            problems.append(
+                f"{name} was written without running any code, but its values come from {', '.join(data[:3])}"
+            )
+        elif unknown := [n for n in _DECIMAL.findall(read_head(workspace / name)) if _value(n) not in known]:
+            shown = ", ".join(dict.fromkeys(unknown[:3]))
+            problems.append(f"{name} holds numbers that are in no input and no code computed ({shown})")
+    return problems
 
 
 def read_head(path: Path) -> str:
