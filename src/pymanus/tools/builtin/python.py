@@ -150,11 +150,11 @@ class PythonRunner:
             + (f" Not installed: {', '.join(missing)}; do not try to install packages." if missing else ""),
         ]
         if "pandas" in libs:  # the csv module leaves numbers as strings; small models forget to convert
-            markdown = " or df.to_markdown(index=False)" if importlib.util.find_spec("tabulate") else ""
+            # A groupby result keeps its groups in the index: to_markdown(index=False) would drop them.
+            markdown = ", df.to_markdown() for a Markdown table" if importlib.util.find_spec("tabulate") else ""
             lines.append(
                 "For CSV or JSON data use pandas: pd.read_csv / pd.read_json parse numbers; write results with "
-                f"df.to_csv(path, index=False), df.to_json(path, orient='records', indent=2){markdown} "
-                "(after a groupby, call .reset_index() first so the group names stay a column)."
+                f"df.to_csv(path, index=False), df.to_json(path, orient='records', indent=2){markdown}."
             )
         if "matplotlib" in libs:
             lines.append("matplotlib draws off-screen: save figures with plt.savefig('chart.png').")
