@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from pymanus import RunState
+from pymanus import RunResult, RunState
 from pymanus.agent import progress
 from pymanus.agent.manus import build_manus_agent, missing_outputs
 from pymanus.config import Settings
-from pymanus.models import ScriptedModel, call
+from pymanus.models import Model, ScriptedModel, call
 from pymanus.tools.builtin.python import CODE_RAN
 from pymanus.tools.tool import ToolContext
 
@@ -27,6 +27,15 @@ def settings_for(workspace: Path, **sandbox: object) -> Settings:
         overrides={"agent": {"workspace": str(workspace)}, "sandbox": dict(sandbox)},
         cwd=workspace.parent,
     )
+
+
+async def run_preset(workspace: Path, model: Model, task: str) -> RunResult:
+    """One run of the preset with ``model`` in ``workspace``, the agent closed after it."""
+    agent = build_manus_agent(settings_for(workspace), model=model)
+    try:
+        return await agent.run(task)
+    finally:
+        await agent.aclose()
 
 
 async def test_a_csv_report_task_with_real_tools(tmp_path: Path) -> None:
@@ -49,11 +58,7 @@ async def test_a_csv_report_task_with_real_tools(tmp_path: Path) -> None:
             call("terminate", status="success", message="Wrote report.md"),
         ]
     )
-    agent = build_manus_agent(settings_for(workspace), model=model)
-    try:
-        result = await agent.run("Read sales.csv, compute the total amount per region, write report.md.")
-    finally:
-        await agent.aclose()
+    result = await run_preset(workspace, model, "Read sales.csv, compute the total amount per region, write report.md.")
     assert result.state is RunState.FINISHED, result.output
     observations = [m.text for m in result.messages if m.role == "tool"]
     assert "header" in observations[0].lower()
@@ -70,9 +75,7 @@ async def test_completion_check_catches_a_missing_report(tmp_path: Path) -> None
             call("terminate", status="success", message="done now"),
         ]
     )
-    agent = build_manus_agent(settings_for(workspace), model=model)
-    result = await agent.run("Write the summary to out/report.md")
-    await agent.aclose()
+    result = await run_preset(workspace, model, "Write the summary to out/report.md")
     assert (result.state, result.output, result.steps) == (RunState.FINISHED, "done now", 3)
     first = next(m for m in result.messages if m.role == "tool")
     assert "out/report.md" in first.text and "not finished" in first.text
@@ -197,11 +200,7 @@ async def test_the_run_is_briefed_on_the_workspace_and_reminded_of_progress(tmp_
     (workspace / "scores.csv").write_text("player,score\nava,3\nbo,9\n")
     code = "import csv\nrows = list(csv.DictReader(open('scores.csv')))\nwrite_file('top.csv', 'player\\nbo\\n')"
     model = ScriptedModel([call("python", code=code), call("terminate", status="success", message="done")])
-    agent = build_manus_agent(settings_for(workspace), model=model)
-    try:
-        result = await agent.run("From scores.csv, write top.csv with the best player.")
-    finally:
-        await agent.aclose()
+    result = await run_preset(workspace, model, "From scores.csv, write top.csv with the best player.")
     assert result.state is RunState.FINISHED
     first = model.requests[0][1].text
     assert "- scores.csv (3 lines; columns: player, score; first row: ava, 3)" in first
@@ -221,11 +220,7 @@ async def test_a_final_answer_waits_for_the_tasks_check_to_pass(tmp_path: Path) 
             call("terminate", status="success", message="Fixed."),
         ]
     )
-    agent = build_manus_agent(settings_for(workspace), model=model)
-    try:
-        result = await agent.run("Fix calc.py so that `python check.py` prints ok.")
-    finally:
-        await agent.aclose()
+    result = await run_preset(workspace, model, "Fix calc.py so that `python check.py` prints ok.")
     assert (result.state, result.steps) == (RunState.FINISHED, 3), result.output
     assert "`python check.py` FAILS (exit code 1)" in model.requests[0][1].text  # the briefing
     sent_back = next(m.text for m in result.messages if m.role == "tool")
@@ -254,11 +249,7 @@ async def test_a_report_of_typed_numbers_is_sent_back_for_a_small_model(tmp_path
         ],
         name="local:test",
     )
-    agent = build_manus_agent(settings_for(workspace), model=model)
-    try:
-        result = await agent.run("Total the amount per region of sales.csv into report.md.")
-    finally:
-        await agent.aclose()
+    result = await run_preset(workspace, model, "Total the amount per region of sales.csv into report.md.")
     assert (result.state, result.steps) == (RunState.FINISHED, 4), result.output
     sent_back = [m.text for m in result.messages if m.role == "tool"][1]
     assert "report.md was written without running any code, but its values come from sales.csv" in sent_back
