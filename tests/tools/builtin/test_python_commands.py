@@ -6,7 +6,7 @@ import sys
 
 import pytest
 
-from pymanus.tools.builtin.python_commands import parse_command
+from pymanus.tools.builtin.python_commands import parse_command, split_commands
 
 
 @pytest.mark.parametrize(
@@ -43,3 +43,14 @@ def test_commands(line: str, argv: list[str], script: str | None, output_file: s
 )
 def test_not_commands(line: str) -> None:
     assert parse_command(line) is None
+
+
+def test_commands_ending_a_block_are_split_off() -> None:
+    code = "open('a.txt', 'w').write('x')\nprint('done')\npython main.py\npython -m unittest test_a"
+    body, commands = split_commands(code)
+    assert body == "open('a.txt', 'w').write('x')\nprint('done')"
+    assert [command.line for command in commands] == ["python main.py", "python -m unittest test_a"]
+    # Valid Python, a broken body, or a command in the middle: the code is left as it is.
+    for code in ("python = 3\npython", "print(1\npython main.py", "python main.py\nprint(1)", "\x00"):
+        assert split_commands(code) == (code, [])
+    assert [c.line for c in split_commands("python main.py")[1]] == ["python main.py"]

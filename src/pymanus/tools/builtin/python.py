@@ -35,7 +35,7 @@ from pymanus.models.base import PYTHON_SOURCE
 from pymanus.sandbox import PathJail, Sandbox
 from pymanus.sandbox.streams import fit
 from pymanus.tools.builtin.code_repair import repair_string_line_breaks
-from pymanus.tools.builtin.python_commands import PythonCommand, parse_command
+from pymanus.tools.builtin.python_commands import PythonCommand, split_commands
 from pymanus.tools.builtin.python_session import BlockOutcome, WorkerSession, frame, parse_status
 from pymanus.tools.builtin.workspace_scan import Snapshot, describe_changes, scan
 from pymanus.tools.tool import DEFAULT_MAX_RESULT_CHARS, Tool, ToolContext, ToolResult
@@ -128,9 +128,18 @@ class PythonRunner:
     async def _answer(
         self, code: str, ctx: ToolContext, run_code: Callable[[str], Awaitable[ToolResult]]
     ) -> ToolResult:
-        """Run ``code`` (or the terminal command it is); note in the run's state that code ran."""
-        command = terminal_command(code)
-        result = await (self._run_command(command) if command is not None else run_code(code))
+        """Run ``code``, then the terminal commands it ends with; note in the run's state that code ran."""
+        body, commands = split_commands(code)
+        results = [await run_code(body)] if body.strip() or not commands else []
+        for command in commands:
+            if results and results[-1].is_error:
+                break
+            results.append(await self._run_command(command))
+        result = (
+            results[0]
+            if len(results) == 1
+            else ToolResult(content="\n\n".join(r.text for r in results), is_error=any(r.is_error for r in results))
+        )
         if not result.is_error:
             ctx.state[CODE_RAN] = True
         return result
@@ -403,17 +412,6 @@ def _silence(stdout: str) -> str:
 
 _SHELL_LINE = re.compile(r"line \d+\n\s+(?:python3?|pip3?|pytest|ls|cat|cd|echo) ")
 """The line a SyntaxError shows is a shell command (small models "run" scripts that way)."""
-
-
-def terminal_command(code: str) -> PythonCommand | None:
-    """``code`` as a terminal command when it is one and not valid Python (``python x.py``)."""
-    if "\n" in code.strip():
-        return None
-    try:
-        compile(code, "<cell>", "exec")
-    except SyntaxError:
-        return parse_command(code)
-    return None  # `pytest` or `python = 3` is Python
 
 
 def python_tool(sandbox: Sandbox) -> Tool:

@@ -1,11 +1,12 @@
 """Terminal commands typed into the python tool: ``python squares.py > squares.txt``.
 
-Small models type the command they would run in a terminal into the ``python`` tool, get
-a SyntaxError, and give up. A one-line command that starts with ``python``, ``python3`` or
-``pytest`` is therefore run as what it means: on the interpreter PyManus runs on, in the
-same sandbox, with an optional final ``> file`` that saves what it prints into the
-workspace. Anything else shell-like (pipes, ``&&``, ``;``, other redirections) stays
-Python, and its SyntaxError says how to run scripts from Python.
+Small models type the command they would run in a terminal into the ``python`` tool, or
+end a correct block of code with ``python main.py``, get a SyntaxError, and give up. Code
+that is not valid Python but ends with lines that start with ``python``, ``python3`` or
+``pytest`` is therefore run as what it means: the Python before them, then each command on
+the interpreter PyManus runs on, in the same sandbox, with an optional final ``> file``
+that saves what it prints into the workspace. Anything else shell-like (pipes, ``&&``,
+``;``, other redirections) stays Python, and its SyntaxError says how to run scripts.
 
 The named checks of a task (:mod:`pymanus.agent.task_checks`) are parsed here too.
 """
@@ -57,3 +58,30 @@ def parse_command(line: str) -> PythonCommand | None:
         return None  # a bare interpreter does nothing here (and `python` alone is a Python name)
     script = None if arguments[0].startswith("-") else arguments[0]
     return PythonCommand(line, [sys.executable, *arguments], script, output_file)
+
+
+def split_commands(code: str) -> tuple[str, list[PythonCommand]]:
+    """``code`` as Python to run and the terminal commands to run after it.
+
+    Valid Python is left alone (``python = 3`` and ``pytest`` are Python); otherwise the
+    command lines at its end are split off when what remains is valid Python.
+    """
+    if _compiles(code):
+        return code, []
+    lines = code.rstrip().splitlines()
+    commands: list[PythonCommand] = []
+    while lines and (command := parse_command(lines[-1])) is not None:
+        commands.insert(0, command)
+        lines.pop()
+    body = "\n".join(lines)
+    if not commands or not _compiles(body):
+        return code, []  # its SyntaxError is the model's to see
+    return body, commands
+
+
+def _compiles(code: str) -> bool:
+    try:
+        compile(code, "<cell>", "exec")
+    except (SyntaxError, ValueError):  # ValueError: a NUL byte
+        return False
+    return True
