@@ -141,11 +141,16 @@ def _mark_python_source(node: Any) -> Any:
 # a JSON string without ``;``. Small models chain statements with ``;`` on one line, compound
 # ones included (``import csv; with open(f) as h: ...``), a SyntaxError; without ``;`` their
 # next-best token is a line break. The cost: no literal ``;`` in code (``chr(59)`` works).
+# Nor can the code end on an opener, a comma or an operator: a small model writing
+# ``print(f'{"mean": ...}')`` forgot to escape the ``"`` and so ended the JSON string at
+# ``print(f'{``; code cannot end there, so the ``"`` must be the escaped one.
 _CODE_RULE = "pm-code"
 _CODE_PLACEHOLDER = {"const": "pm-code"}
 _CODE_GRAMMAR = (
-    r'pm-code ::= "\"" pm-code-char* "\""',
-    r'pm-code-char ::= [^"\\;\x00-\x1F] | "\\" (["\\/bfnrt] | "u" [0-9a-fA-F] [0-9a-fA-F] [0-9a-fA-F] [0-9a-fA-F])',
+    r'pm-code ::= "\"" (pm-code-char* pm-code-end)? "\""',
+    r'pm-code-char ::= [^"\\;\x00-\x1F] | pm-code-escape',
+    r'pm-code-end ::= [^"\\;\x00-\x1F{(\[,=:+*/.\-] | pm-code-escape',
+    r'pm-code-escape ::= "\\" (["\\/bfnrt] | "u" [0-9a-fA-F] [0-9a-fA-F] [0-9a-fA-F] [0-9a-fA-F])',
 )
 
 
