@@ -371,6 +371,12 @@ async def test_file_helpers_are_predefined(once: Tool, sandbox: Sandbox) -> None
     assert "write_file(path, text)" in once.description
 
 
+async def test_importing_a_predefined_helper_says_it_is_defined(once: Tool) -> None:
+    result = await call(once, "from read_file import read_file")
+    assert result.is_error and "read_file is not a module: it is a function already defined here" in result.text
+    assert "not installed" not in result.text
+
+
 async def test_common_modules_are_already_imported(once: Tool) -> None:
     result = await call(once, "print(json.dumps({'m': statistics.median([1, 3])}))")
     assert not result.is_error, result.text

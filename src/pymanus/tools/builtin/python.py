@@ -348,6 +348,8 @@ class PythonRunner:
         error = status.get("error")
         if error == "ModuleNotFoundError" and status.get("module"):
             module = str(status["module"]).split(".")[0]
+            if module in ("read_file", "write_file"):  # the predefined helpers, "imported" by small models
+                return f"{module} is not a module: it is a function already defined here. Call it without importing."
             available = ", ".join(self.libraries) or "none"
             return (
                 f"The module '{module}' is not installed in the sandbox, and packages cannot be installed here. "
