@@ -89,6 +89,6 @@ class TaskChecks:
         parsed = parse_command(command)
         if parsed is None or parsed.output_file is not None:
             return None  # a check only reads the workspace
-        if parsed.script is not None and not (self.sandbox.workspace / parsed.script).is_file():
+        if parsed.lacks_script(self.sandbox.workspace):
             return None
         return parsed.argv

@@ -232,7 +232,7 @@ class PythonRunner:
     async def _run_command(self, command: PythonCommand) -> ToolResult:
         """Run a terminal command typed into the tool (see :mod:`python_commands`)."""
         workspace = self.sandbox.workspace
-        if command.script is not None and not (workspace / command.script).is_file():
+        if command.lacks_script(workspace):
             return ToolResult.error(
                 f"`{command.line}` runs {command.script}, which does not exist in the workspace yet: "
                 "write it first with write_file."

@@ -17,6 +17,7 @@ import re
 import shlex
 import sys
 from dataclasses import dataclass
+from pathlib import Path
 
 _LINE = re.compile(r"(?:python3?|pytest)(?:[ \t]+[^\n]*)?")
 _OPERATOR = frozenset("();<>|&")
@@ -33,6 +34,10 @@ class PythonCommand:
     """The workspace file it runs (``python x.py``), if any."""
     output_file: str | None
     """Where ``> file`` saves what it prints, if given."""
+
+    def lacks_script(self, workspace: Path) -> bool:
+        """Whether it runs a script that ``workspace`` does not hold (yet)."""
+        return self.script is not None and not (workspace / self.script).is_file()
 
 
 def parse_command(line: str) -> PythonCommand | None:
