@@ -275,3 +275,20 @@ def test_uncomputed_outputs_are_checked_only_when_asked_and_no_code_ran(tmp_path
     assert missing_outputs(task, "Done.", context) is None  # a larger model is not second-guessed
     context.state[CODE_RAN] = True
     assert missing_outputs(task, "Done.", context, uncomputed=True) is None
+
+
+def test_a_list_of_workspace_files_written_by_hand_is_sent_back(tmp_path: Path) -> None:
+    """Files picked by their content are found by code: a small model lists every file it saw."""
+    context = ToolContext(run_id="r", workspace=tmp_path)
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "a.py").write_text("# TODO: fix\n")
+    (tmp_path / "src" / "b.py").write_text("x = 1\n")
+    task = "Write the files under src/ that contain TODO to todo.txt."
+    progress.task_message(task, context)
+    (tmp_path / "todo.txt").write_text("src/a.py\n")  # one path may be an answer, not a listing
+    assert missing_outputs(task, "Done.", context, uncomputed=True) is None
+    (tmp_path / "todo.txt").write_text("src/a.py\nsrc/b.py\n")
+    problem = missing_outputs(task, "Done.", context, uncomputed=True)
+    assert problem is not None and "todo.txt lists workspace files, but no code looked at them" in problem
+    context.state[CODE_RAN] = True
+    assert missing_outputs(task, "Done.", context, uncomputed=True) is None

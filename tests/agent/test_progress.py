@@ -91,6 +91,23 @@ def test_changes_between_scans(tmp_path: Path) -> None:
     assert changed_files(None, after) == []  # a scan that gave up reports nothing rather than everything
 
 
+def test_changes_show_the_head_of_written_files(tmp_path: Path) -> None:
+    """The rows a model's code wrote are in front of it: a wrong join or a 0 count is visible."""
+    before = scan(tmp_path)
+    (tmp_path / "merged.csv").write_text("id,name,amount\n1,Ann,3\n,Bob,\n" + "".join(f"{n},x,1\n" for n in range(20)))
+    (tmp_path / "blank.txt").write_text("\n")
+    after = scan(tmp_path)
+    text = describe_changes(tmp_path, before, after, show_budget=1_000)
+    assert text.startswith("Files written: blank.txt (1 line), merged.csv (23 lines).\n\n")
+    assert "merged.csv (first 12 of 23 lines):\n```\nid,name,amount\n1,Ann,3\n,Bob,\n0,x,1\n" in text
+    assert text.endswith("8,x,1\n```\nEmpty cells: 1 in id, 1 in amount.")
+    assert "blank.txt:" not in text  # nothing to see
+    tight = describe_changes(tmp_path, before, after, show_budget=20)
+    assert "merged.csv (first 1 of 23 lines):\n```\nid,name,amount\n```\nEmpty cells" in tight
+    printed = (tmp_path / "merged.csv").read_text()
+    assert "Ann" not in describe_changes(tmp_path, before, after, show_budget=1_000, shown_already=printed)
+
+
 # -- named files and progress -------------------------------------------------------------
 def test_named_files_and_where_they_are(tmp_path: Path) -> None:
     task = "Make a package weather with __init__.py and cli.py, plus README.md; read data/in.csv and README.md."

@@ -86,7 +86,8 @@ def uncomputed_outputs(task: str, context: ToolContext, *, computed: bool) -> li
     A small model reads a CSV and writes a report of made-up totals, or of a table header
     with no rows. A data file written without any code is sent back when the workspace has
     data to compute from (CSV, TSV or JSON inputs), or when it holds decimal numbers that
-    are in no input and not in the task.
+    are in no input and not in the task, or when it lists workspace files (picked by what is
+    in them, they are found by reading every file, which code does and a small model does not).
     """
     start = context.state.get(_START)
     if computed or start is None:
@@ -103,11 +104,17 @@ def uncomputed_outputs(task: str, context: ToolContext, *, computed: bool) -> li
     for name in written:
         if not name.endswith(_DATA_SUFFIXES):
             continue
-        if data:
+        text = read_head(workspace / name)
+        if len([path for path in inputs if path in text]) >= 2:
+            problems.append(
+                f"{name} lists workspace files, but no code looked at them: find them with python "
+                "(os.walk, open and read each file) so that the list is exact"
+            )
+        elif data:
             problems.append(
                 f"{name} was written without running any code, but its values come from {', '.join(data[:3])}"
             )
-        elif unknown := [n for n in _DECIMAL.findall(read_head(workspace / name)) if _value(n) not in known]:
+        elif unknown := [n for n in _DECIMAL.findall(text) if _value(n) not in known]:
             shown = ", ".join(dict.fromkeys(unknown[:3]))
             problems.append(f"{name} holds numbers that are in no input and no code computed ({shown})")
     return problems

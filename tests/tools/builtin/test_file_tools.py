@@ -197,7 +197,36 @@ async def test_edit_ambiguous_text_gives_count_and_lines(tools: dict[str, Tool],
     (jail.root / "a.txt").write_text("x = 1\ny = 2\nx = 1\n")
     result = await call(tools["edit_file"], path="a.txt", old_text="x = 1", new_text="x = 3")
     assert result.is_error and "occurs 2 times" in result.text and "lines 1, 3" in result.text
+    assert "set replace_all to true" in result.text
     assert (jail.root / "a.txt").read_text() == "x = 1\ny = 2\nx = 1\n"
+
+
+async def test_edit_replace_all_renames_every_occurrence(tools: dict[str, Tool], jail: PathJail) -> None:
+    (jail.root / "doc.md").write_text("Skylark is free.\r\nSkylark reads notes.\r\nSkylarks sing.\r\n")
+    result = await call(tools["edit_file"], path="doc.md", old_text="Skylark", new_text="Nimbus", replace_all=True)
+    assert not result.is_error and "replaced 3 occurrences" in result.text
+    assert (jail.root / "doc.md").read_text() == "Nimbus is free.\nNimbus reads notes.\nNimbuss sing.\n"
+    assert "Restored" in (await call(tools["edit_file"], path="doc.md", undo=True)).text
+    assert (jail.root / "doc.md").read_text().startswith("Skylark is free.")
+    missing = await call(tools["edit_file"], path="doc.md", old_text="Skylarc", new_text="x", replace_all=True)
+    assert missing.is_error and "not found" in missing.text and "closest line" in missing.text
+
+
+async def test_edit_of_a_word_names_the_other_files_that_use_it(tools: dict[str, Tool], jail: PathJail) -> None:
+    """A rename usually spans files: the model learns where the old name still is."""
+    (jail.root / "shop").mkdir()
+    (jail.root / "shop" / "pricing.py").write_text("def calc_tot(items):\n    return sum(items)\n")
+    (jail.root / "shop" / "cart.py").write_text("from shop.pricing import calc_tot\nx = calc_tot([1])\n")
+    (jail.root / "main.py").write_text("import shop\nprint(shop.pricing.calc_tot([2]))\n")
+    (jail.root / "notes.txt").write_text("calc_totals is another name\n")
+    result = await call(
+        tools["edit_file"], path="shop/pricing.py", old_text="def calc_tot(", new_text="def compute_total("
+    )
+    assert "also appears" not in result.text  # not a single word: an ordinary edit
+    result = await call(
+        tools["edit_file"], path="shop/cart.py", old_text="calc_tot", new_text="total", replace_all=True
+    )
+    assert result.text.endswith("calc_tot also appears in other files: main.py (1).")
 
 
 async def test_edit_keeps_crlf_files_working(tools: dict[str, Tool], jail: PathJail) -> None:
@@ -262,6 +291,8 @@ async def test_edit_bad_inputs(tools: dict[str, Tool], jail: PathJail) -> None:
         ({"path": "f.txt"}, "Give old_text (with new_text) to replace"),
         ({"path": "f.txt", "old_text": "a", "insert_line": 1}, "insert_line goes with an empty old_text"),
         ({"path": "f.txt", "undo": True, "old_text": "a"}, "undo=true takes only the path"),
+        ({"path": "f.txt", "undo": True, "replace_all": True}, "undo=true takes only the path"),
+        ({"path": "f.txt", "old_text": "", "new_text": "x", "replace_all": True}, "give the old_text to replace"),
         ({"path": "f.txt", "old_text": ""}, "new_text is empty: give the lines to insert after line 2"),
         ({"path": "f.txt", "insert_line": 7, "new_text": "x"}, "between 0 and 2"),
         ({"path": "f.txt", "insert_line": -1, "new_text": "x"}, "between 0 and 2"),

@@ -149,7 +149,7 @@ async def test_exit_status_and_input(once: Tool) -> None:
 
 async def test_files_land_in_the_workspace_and_matplotlib_is_headless(once: Tool, sandbox: Sandbox) -> None:
     result = await call(once, "import os\nopen('made.txt', 'w').write('data')\nprint(os.environ['MPLBACKEND'])")
-    assert result.text == "Agg\n\nFiles written: made.txt (1 line)."
+    assert result.text == "Agg\n\nFiles written: made.txt (1 line).\n\nmade.txt:\n```\ndata\n```"
     assert (sandbox.workspace / "made.txt").read_text() == "data"
     assert "data" in (await call(once, "print(open('made.txt').read())")).text
 
@@ -414,8 +414,10 @@ async def test_files_the_code_wrote_are_reported(runner: PythonRunner) -> None:
     (workspace / "kept.txt").write_text("unchanged\n")
     code = "import os\nos.makedirs('out', exist_ok=True)\nwrite_file('out/top5.csv', 'a,b\\n1,2\\n')"
     result = await call(runner.tool, code)
-    assert "Files written: out/top5.csv (2 lines)." in result.text
+    assert "Files written: out/top5.csv (2 lines).\n\nout/top5.csv:\n```\na,b\n1,2\n```" in result.text
     assert "kept.txt" not in result.text
+    printed = await call(runner.tool, "write_file('same.txt', 'shown once')\nprint(read_file('same.txt'))")
+    assert printed.text.count("shown once") == 1  # what the code printed is not shown again
     result = await call(runner.tool, "print(read_file('out/top5.csv').count(','))")
     assert result.text == "2"  # reading writes nothing, so nothing is reported
 

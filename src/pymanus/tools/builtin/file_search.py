@@ -232,6 +232,33 @@ def grep_files(jail: PathJail, pattern: str, path: str, glob: str | None, ignore
     return "\n".join(matches[:MAX_MATCHES]) + more
 
 
+def files_with_word(
+    jail: PathJail, word: str, skip: Path, limit: int = 8, max_files: int = 2_000
+) -> list[tuple[str, int]]:
+    """Workspace text files other than ``skip`` where ``word`` occurs as a whole word, with counts.
+
+    Looks at no more than ``max_files`` files, so a huge workspace costs a bounded time per edit.
+    """
+    regex = re.compile(rf"(?<!\w){re.escape(word)}(?!\w)")
+    found: list[tuple[str, int]] = []
+    for looked, file in enumerate(walk_files(jail, jail.root)):
+        if len(found) >= limit or looked >= max_files:
+            break
+        if file == skip:
+            continue
+        try:
+            if file.stat().st_size > MAX_GREP_FILE_BYTES:
+                continue
+            handle, _ = jail.open_read(str(file))
+        except (OSError, PathEscapeError):
+            continue
+        with handle:
+            data = handle.read()
+        if binary_kind(data[:8192], file) is None and (count := len(regex.findall(data.decode("utf-8", "replace")))):
+            found.append((jail.relative(file), count))
+    return found
+
+
 def _grep_file(jail: PathJail, file: Path, regex: re.Pattern[str], matches: list[str]) -> bool:
     """Add ``file``'s matching lines; ``True`` once the match cap is passed."""
     try:

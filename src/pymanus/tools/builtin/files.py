@@ -15,6 +15,7 @@ import csv
 import difflib
 import functools
 import os
+import re
 import threading
 from collections import deque
 from collections.abc import Callable
@@ -23,12 +24,22 @@ from typing import Any, TypeVar
 
 from pymanus.errors import PathEscapeError, ToolError
 from pymanus.sandbox import PathJail
-from pymanus.tools.builtin.file_search import binary_kind, existing, find_matching, grep_files, human_size, list_tree
+from pymanus.tools.builtin.file_search import (
+    binary_kind,
+    existing,
+    files_with_word,
+    find_matching,
+    grep_files,
+    human_size,
+    list_tree,
+)
 from pymanus.tools.tool import Tool
 
 F = TypeVar("F", bound=Callable[..., Any])
 
 PREVIEW_ROWS = 20
+_WORD = re.compile(r"\w+")
+"""An old_text that is one word (a name being renamed) gets a note of the other files that use it."""
 MAX_LINE_CHARS = 2_000
 UNDO_DEPTH = 20
 
@@ -174,8 +185,10 @@ def file_tools(
         verb = "Overwrote" if existed else "Created"
         return f"{verb} {jail.relative(real)}: {len(data):,} bytes written, {lines:,} lines."
 
-    def change(path: str, old_text: str, new_text: str, insert_line: int | None) -> str:
-        """Replace ``old_text`` once, or with an empty ``old_text`` add lines (after ``insert_line`` or at the end)."""
+    def change(path: str, old_text: str, new_text: str, insert_line: int | None, replace_all: bool = False) -> str:
+        """Replace ``old_text`` (once or everywhere), or with an empty one add lines (after ``insert_line``)."""
+        if replace_all and not old_text:
+            raise ToolError("replace_all replaces every occurrence of old_text: give the old_text to replace.")
         if old_text and insert_line is not None:
             raise ToolError(
                 "insert_line goes with an empty old_text (to add lines). To replace text, give old_text and "
@@ -190,18 +203,36 @@ def file_tools(
                 f"with path {path!r} and its whole content."
             )
         text = before or ""  # adding lines to a file that does not exist yet creates it
-        if old_text:
+        if replace_all and old_text:
+            updated, first_line, count = _replace_every(path, text, old_text, new_text)
+        elif old_text:
             updated, first_line = _replace_once(path, text, old_text, new_text)
+            count = 1
         else:
             after = len(text.splitlines()) if insert_line is None else insert_line
             updated, first_line = _insert(path, text, after, new_text)
         real = save(path, updated.encode("utf-8"))
         remember(real, None if before is None else before.encode("utf-8"))
-        changed = max(len(new_text.splitlines()), 1)
-        verb = "Edited" if before is not None else "Created"
-        return f"{verb} {path}. Lines {first_line}-{first_line + changed - 1} now read:\n" + _snippet(
-            updated, first_line, changed
-        )
+        if replace_all and old_text:
+            report = f"Edited {path}: replaced {count} occurrence{'s' * (count != 1)} of the old_text."
+        else:
+            changed = max(len(new_text.splitlines()), 1)
+            verb = "Edited" if before is not None else "Created"
+            report = f"{verb} {path}. Lines {first_line}-{first_line + changed - 1} now read:\n" + _snippet(
+                updated, first_line, changed
+            )
+        return report + (_elsewhere(old_text, real) if old_text else "")
+
+    def _elsewhere(old_text: str, edited: Path) -> str:
+        """For a renamed word, the other files that still use it: renames usually span several files."""
+        word = old_text.strip()
+        if not _WORD.fullmatch(word):
+            return ""
+        found = files_with_word(jail, word, edited)
+        if not found:
+            return ""
+        listed = ", ".join(f"{path} ({count})" for path, count in found)
+        return f"\n{word} also appears in other files: {listed}."
 
     @_observed
     def edit_file(
@@ -209,9 +240,10 @@ def file_tools(
         old_text: str | None = None,
         new_text: str = "",
         insert_line: int | None = None,
+        replace_all: bool = False,
         undo: bool = False,
     ) -> str:
-        """Edit a text file: replace text that occurs exactly once, add lines, or undo the last change.
+        """Edit a text file: replace text that occurs exactly once (or everywhere), add lines, or undo the last change.
 
         Args:
             path: the file, relative to the workspace.
@@ -220,10 +252,11 @@ def file_tools(
                 insert_line).
             new_text: the replacement text, or the lines to add.
             insert_line: add new_text after this line number (0 adds at the top) instead of replacing.
+            replace_all: replace every occurrence of old_text, not just one (for renaming).
             undo: restore the file as it was before the last write_file or edit_file change.
         """
         if undo:
-            if old_text is not None or insert_line is not None or new_text:
+            if old_text is not None or insert_line is not None or new_text or replace_all:
                 raise ToolError("undo=true takes only the path: it restores the file as it was before the last change.")
             return undo_last(path)
         if old_text is None and insert_line is None:
@@ -231,11 +264,13 @@ def file_tools(
                 "Give old_text (with new_text) to replace, insert_line (with new_text) or an empty old_text to add "
                 "lines, or undo=true to revert the last change."
             )
-        return change(path, old_text or "", new_text, insert_line)
+        return change(path, old_text or "", new_text, insert_line, replace_all)
 
     @_observed
-    def edit_file_simple(path: str, old_text: str, new_text: str, insert_line: int | None = None) -> str:
-        """Edit a text file: replace text that occurs exactly once, or add lines.
+    def edit_file_simple(
+        path: str, old_text: str, new_text: str, insert_line: int | None = None, replace_all: bool = False
+    ) -> str:
+        """Edit a text file: replace text that occurs exactly once (or everywhere), or add lines.
 
         Args:
             path: the file, relative to the workspace.
@@ -244,8 +279,9 @@ def file_tools(
             new_text: the replacement text, or the lines to add.
             insert_line: with an empty old_text, add new_text after this line number (0 adds at the top);
                 without it, new_text goes at the end of the file.
+            replace_all: replace every occurrence of old_text, not just one (for renaming).
         """
-        return change(path, old_text, new_text, insert_line)
+        return change(path, old_text, new_text, insert_line, replace_all)
 
     @_observed
     def list_dir(path: str = ".", depth: int = 2) -> str:
@@ -353,9 +389,15 @@ def _preview(path: str, real: Path, handle: Any, size: int) -> str:
 
 
 # -- editing -----------------------------------------------------------------------------
-def _replace_once(path: str, text: str, old: str, new: str) -> tuple[str, int]:
+def _same_line_endings(text: str, old: str, new: str) -> tuple[str, str]:
+    """``old`` and ``new`` with Windows line endings when that is how ``text`` has them."""
     if "\r\n" in text and old not in text and old.replace("\n", "\r\n") in text:
-        old, new = old.replace("\n", "\r\n"), new.replace("\n", "\r\n")
+        return old.replace("\n", "\r\n"), new.replace("\n", "\r\n")
+    return old, new
+
+
+def _replace_once(path: str, text: str, old: str, new: str) -> tuple[str, int]:
+    old, new = _same_line_endings(text, old, new)
     count = text.count(old)
     if count == 1:
         start = text.index(old)
@@ -367,8 +409,8 @@ def _replace_once(path: str, text: str, old: str, new: str) -> tuple[str, int]:
             lines.append(str(text.count("\n", 0, position) + 1))
             position = text.find(old, position + 1)
         raise ToolError(
-            f"old_text occurs {count} times in {path} (at lines {', '.join(lines)}); it must occur exactly once. "
-            "Include more of the surrounding lines to make it unique."
+            f"old_text occurs {count} times in {path} (at lines {', '.join(lines)}). Include more of the "
+            "surrounding lines to make it unique, or set replace_all to true to replace every occurrence."
         )
     probe = next((line.strip() for line in old.splitlines() if line.strip()), old.strip())
     file_lines = text.splitlines()
@@ -382,6 +424,14 @@ def _replace_once(path: str, text: str, old: str, new: str) -> tuple[str, int]:
         f"old_text was not found in {path}.{hint} It must match exactly, including spaces and indentation; "
         "read_file the lines and copy the text exactly."
     )
+
+
+def _replace_every(path: str, text: str, old: str, new: str) -> tuple[str, int, int]:
+    """Every occurrence replaced: the new text, the first changed line and the count."""
+    old, new = _same_line_endings(text, old, new)
+    if old not in text:
+        _replace_once(path, text, old, new)  # raises the not-found message, with the closest line
+    return text.replace(old, new), text.count("\n", 0, text.index(old)) + 1, text.count(old)
 
 
 def _insert(path: str, text: str, after: int, new: str) -> tuple[str, int]:

@@ -59,6 +59,10 @@ def available_libraries() -> list[str]:
     return [name for name in DATA_LIBRARIES if importlib.util.find_spec(name) is not None]
 
 
+WRITTEN_SHOWN_CHARS = 1_500
+"""Characters of the files a block wrote that its observation shows (a few rows: enough to notice a wrong one)."""
+
+
 class PythonRunner:
     """Owns the ``python`` tool and, in session mode, the live worker of each run.
 
@@ -186,7 +190,7 @@ class PythonRunner:
         note = "" if repaired is None else REPAIR_NOTE
         before = await self._scan()
         outcome = await self._run_once(repaired or code)
-        return self._observation(outcome, note=note, written=await self._written_since(before))
+        return self._observation(outcome, note=note, written=await self._written_since(before, outcome.stdout))
 
     async def _run_once(self, code: str) -> BlockOutcome:
         token = secrets.token_hex(8)
@@ -227,7 +231,7 @@ class PythonRunner:
             self._sessions.pop(run_id, None)
             await session.aclose()
             self._restarted.add(run_id)
-        return self._observation(outcome, note=note, written=await self._written_since(before))
+        return self._observation(outcome, note=note, written=await self._written_since(before, outcome.stdout))
 
     async def _run_command(self, command: PythonCommand) -> ToolResult:
         """Run a terminal command typed into the tool (see :mod:`python_commands`)."""
@@ -265,7 +269,7 @@ class PythonRunner:
             parts.append(f"It ended with {result.exit_description(self.sandbox.limits)}.")
         elif not result.stdout.strip() and not result.stderr.strip():
             parts.append("(it printed nothing)")
-        written = await self._written_since(before)
+        written = await self._written_since(before, result.stdout)
         if written:
             parts.append(written)
         return ToolResult(content="\n\n".join(parts), is_error=not result.ok)
@@ -273,9 +277,17 @@ class PythonRunner:
     async def _scan(self) -> Snapshot | None:
         return await asyncio.to_thread(scan, self.sandbox.workspace)
 
-    async def _written_since(self, before: Snapshot | None) -> str:
-        """Which files the code wrote (small models do not check on their own)."""
-        return describe_changes(self.sandbox.workspace, before, await self._scan())
+    async def _written_since(self, before: Snapshot | None, printed: str) -> str:
+        """Which files the code wrote, and how they begin (small models do not check on their own)."""
+        after = await self._scan()
+        return await asyncio.to_thread(
+            describe_changes,
+            self.sandbox.workspace,
+            before,
+            after,
+            show_budget=min(WRITTEN_SHOWN_CHARS, self.tool_budget // 4),
+            shown_already=printed,
+        )
 
     async def _session(self, run_id: str) -> WorkerSession:
         """The live worker of ``run_id``, started if needed."""

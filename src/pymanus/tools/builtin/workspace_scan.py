@@ -65,18 +65,70 @@ def changed_files(before: Snapshot | None, after: Snapshot | None) -> list[str]:
     return sorted(path for path, stamp in after.items() if before.get(path) != stamp)
 
 
-def describe_changes(root: Path, before: Snapshot | None, after: Snapshot | None, limit: int = 10) -> str:
-    """``"Files written: top5.csv (6 lines), chart.png (14.2 KB)."`` or ``""`` when nothing changed."""
+def describe_changes(
+    root: Path,
+    before: Snapshot | None,
+    after: Snapshot | None,
+    limit: int = 10,
+    *,
+    show_budget: int = 0,
+    shown_already: str = "",
+) -> str:
+    """``"Files written: top5.csv (6 lines), chart.png (14.2 KB)."`` or ``""`` when nothing changed.
+
+    With a ``show_budget``, the head of each written text file follows (up to :data:`SHOWN_LINES` lines,
+    within the budget in characters), unless ``shown_already`` (the tool's output) holds it: a small
+    model takes "Files written" for success, and sees ``0`` words or an empty join column only when the
+    rows are in front of it. Empty CSV cells are counted per column for the same reason.
+    """
     paths = changed_files(before, after)
     if not paths:
         return ""
     assert after is not None
-    shown = []
+    names = []
+    heads = []
     for path in paths[:limit]:
         size = after[path][1]
-        shown.append(f"{path} ({_size_note(size, _peek(root / path, size))})")
+        text = _peek(root / path, size)
+        names.append(f"{path} ({_size_note(size, text)})")
+        if text and text.strip() and text.strip() not in shown_already and show_budget > 0:
+            head = _head_of(path, text, show_budget)
+            show_budget -= len(head)
+            heads.append(head)
     more = f" and {len(paths) - limit} more" if len(paths) > limit else ""
-    return f"Files written: {', '.join(shown)}{more}."
+    return "\n\n".join([f"Files written: {', '.join(names)}{more}.", *heads])
+
+
+SHOWN_LINES = 12
+"""Lines of a written file that :func:`describe_changes` shows."""
+
+
+def _head_of(path: str, text: str, budget: int) -> str:
+    """The first lines of a written file, fenced, with a note of empty CSV cells."""
+    lines = text.rstrip("\n").splitlines()
+    shown: list[str] = []
+    used = 0
+    for line in lines[:SHOWN_LINES]:
+        line = line if len(line) <= 200 else line[:200] + "…"
+        if used + len(line) > budget and shown:
+            break
+        shown.append(line)
+        used += len(line) + 1
+    title = f"{path}:" if len(shown) == len(lines) else f"{path} (first {len(shown)} of {len(lines)} lines):"
+    return f"{title}\n```\n" + "\n".join(shown) + "\n```" + _empty_cells(path, lines)
+
+
+def _empty_cells(path: str, lines: list[str]) -> str:
+    if not path.lower().endswith(".csv") or len(lines) < 2:
+        return ""
+    rows = list(csv.reader(lines))
+    header = rows[0]
+    empty = [
+        f"{sum(1 for row in rows[1:] if column < len(row) and not row[column].strip())} in {name}"
+        for column, name in enumerate(header)
+    ]
+    counted = [note for note in empty if not note.startswith("0 ")]
+    return f"\nEmpty cells: {', '.join(counted)}." if counted else ""
 
 
 def describe_workspace(root: Path, show_budget: int = SHOW_BUDGET) -> str:
