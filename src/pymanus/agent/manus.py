@@ -18,6 +18,7 @@ from pathlib import Path
 from pymanus.agent import progress
 from pymanus.agent.agent import Agent
 from pymanus.agent.progress import locate, named_files, read_head
+from pymanus.agent.renames import rename_notes
 from pymanus.agent.task_checks import CheckResult, TaskChecks
 from pymanus.config import Settings
 from pymanus.models.base import Model, ModelSettings
@@ -90,8 +91,9 @@ def missing_outputs(
     Small models often finish early: they announce a file they never wrote, write a
     template instead of the values, or answer with a placeholder. Checked: every file the
     task names exists and is not empty or a template, the answer is not a placeholder,
-    the task's named checks (``checks``, already run) pass, and (``uncomputed``) no data
-    file was written from the model's head (see :func:`progress.uncomputed_outputs`).
+    no file still uses a name the task renames, the task's named checks (``checks``, already
+    run) pass, and (``uncomputed``) no data file was written from the model's head (see
+    :func:`progress.uncomputed_outputs`).
     """
     workspace = Path(context.workspace)
     problems = []
@@ -107,6 +109,7 @@ def missing_outputs(
     if _PLACEHOLDER_ANSWER.fullmatch(answer.strip()):
         problems.append(f"your answer {answer.strip()!r} is a placeholder, not the actual answer")
     problems.extend(f"the task's check still fails: {c.describe(CHECK_NOTE_CHARS)}" for c in checks if not c.passed)
+    problems.extend(rename_notes(task, workspace))
     if uncomputed:
         computed = bool(context.state.get(CODE_RAN))
         problems.extend(progress.uncomputed_outputs(task, context, computed=computed))

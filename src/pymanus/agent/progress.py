@@ -8,8 +8,9 @@ from the model:
 - the first message adds what the workspace holds (names, lines, CSV columns, JSON
   shapes), which saves the exploratory steps;
 - the reminder after each step says which files the run has written so far, which
-  files the task names that do not exist yet, and, once none is missing, to check
-  and call ``terminate``.
+  files the task names that do not exist yet, which files still use a name the task
+  renames (:mod:`pymanus.agent.renames`), and, once nothing is missing, to check and
+  call ``terminate``.
 
 Both show the results of the checks the task names (:mod:`pymanus.agent.task_checks`)
 when they are given.
@@ -21,6 +22,7 @@ import re
 from collections.abc import Sequence
 from pathlib import Path
 
+from pymanus.agent.renames import rename_notes
 from pymanus.agent.task_checks import CheckResult
 from pymanus.tools.builtin.workspace_scan import Snapshot, changed_files, describe_workspace, scan
 from pymanus.tools.tool import ToolContext
@@ -66,7 +68,9 @@ def locate(workspace: Path, name: str, snapshot: Snapshot | None = None) -> Path
     return None
 
 
-_DECIMAL = re.compile(r"(?<![\w.])\d[\d,]*\.\d+(?!\w|\.\d)")  # 1,234.5 and 5.25 ending a sentence
+# Numbers worth checking: decimals (1,234.5; 5.25 ending a sentence) and integers of two digits or more
+# (counts, totals), not single digits (list numbering, "3 teams").
+_NUMBER = re.compile(r"(?<![\w.])(?:\d[\d,]*\.\d+|\d[\d,]*\d)(?!\w|\.\d)")
 _DATA_SUFFIXES = (".md", ".csv", ".tsv", ".json", ".txt", ".html")
 _TABLE_SUFFIXES = (".csv", ".tsv", ".json", ".jsonl")
 _READ_LIMIT = 200_000
@@ -76,8 +80,8 @@ def _value(number: str) -> float:
     return round(float(number.replace(",", "")), 2)
 
 
-def _decimals(text: str) -> set[float]:
-    return {_value(number) for number in _DECIMAL.findall(text)}
+def _numbers(text: str) -> set[float]:
+    return {_value(number) for number in _NUMBER.findall(text)}
 
 
 def uncomputed_outputs(task: str, context: ToolContext, *, computed: bool) -> list[str]:
@@ -85,9 +89,10 @@ def uncomputed_outputs(task: str, context: ToolContext, *, computed: bool) -> li
 
     A small model reads a CSV and writes a report of made-up totals, or of a table header
     with no rows. A data file written without any code is sent back when the workspace has
-    data to compute from (CSV, TSV or JSON inputs), or when it holds decimal numbers that
-    are in no input and not in the task, or when it lists workspace files (picked by what is
-    in them, they are found by reading every file, which code does and a small model does not).
+    data to compute from (CSV, TSV or JSON inputs), when it holds numbers (decimals, or
+    integers of two digits or more) that are in no input and not in the task, or when it
+    lists workspace files (picked by what is in them, they are found by reading every file,
+    which code does and a small model does not).
     """
     start = context.state.get(_START)
     if computed or start is None:
@@ -96,10 +101,10 @@ def uncomputed_outputs(task: str, context: ToolContext, *, computed: bool) -> li
     written = changed_files(start, scan(workspace))
     inputs = [name for name in sorted(start) if name not in written]
     data = [name for name in inputs if name.endswith(_TABLE_SUFFIXES)]
-    known = _decimals(task)
+    known = _numbers(task)
     for name in inputs:
         if name.endswith(_DATA_SUFFIXES):
-            known |= _decimals(read_head(workspace / name))
+            known |= _numbers(read_head(workspace / name))
     problems = []
     for name in written:
         if not name.endswith(_DATA_SUFFIXES):
@@ -114,7 +119,7 @@ def uncomputed_outputs(task: str, context: ToolContext, *, computed: bool) -> li
             problems.append(
                 f"{name} was written without running any code, but its values come from {', '.join(data[:3])}"
             )
-        elif unknown := [n for n in _DECIMAL.findall(text) if _value(n) not in known]:
+        elif unknown := [n for n in _NUMBER.findall(text) if _value(n) not in known]:
             shown = ", ".join(dict.fromkeys(unknown[:3]))
             problems.append(f"{name} holds numbers that are in no input and no code computed ({shown})")
     return problems
@@ -155,8 +160,12 @@ def next_step_prompt(task: str, context: ToolContext, checks: Sequence[CheckResu
             "(write_file for code or text, python for computed results)."
         )
     parts.extend(check.describe(REMINDER_CHECK_CHARS if not check.passed else 300) for check in checks)
+    renames = rename_notes(task, workspace)
+    parts.extend(f"{note} (edit_file with replace_all set to true, once per file)." for note in renames)
     if any(not check.passed for check in checks):
         parts.append("Find the cause, fix it in the files (the checks run again after every change) and call one tool.")
+    elif renames:
+        parts.append("Call one tool.")
     elif written and not missing:
         parts.append(
             "If they complete the task correctly, call `terminate` now with a short answer; "

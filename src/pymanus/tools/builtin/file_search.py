@@ -233,15 +233,15 @@ def grep_files(jail: PathJail, pattern: str, path: str, glob: str | None, ignore
 
 
 def files_with_word(
-    jail: PathJail, word: str, skip: Path, limit: int = 8, max_files: int = 2_000
+    jail: PathJail, word: str, *, skip: Path | None, under: Path | None = None, limit: int = 8, max_files: int = 2_000
 ) -> list[tuple[str, int]]:
-    """Workspace text files other than ``skip`` where ``word`` occurs as a whole word, with counts.
+    """Text files (under ``under``, else anywhere) other than ``skip`` where ``word`` is a whole word, with counts.
 
     Looks at no more than ``max_files`` files, so a huge workspace costs a bounded time per edit.
     """
     regex = re.compile(rf"(?<!\w){re.escape(word)}(?!\w)")
     found: list[tuple[str, int]] = []
-    for looked, file in enumerate(walk_files(jail, jail.root)):
+    for looked, file in enumerate(walk_files(jail, under or jail.root)):
         if len(found) >= limit or looked >= max_files:
             break
         if file == skip:

@@ -228,7 +228,7 @@ def file_tools(
         word = old_text.strip()
         if not _WORD.fullmatch(word):
             return ""
-        found = files_with_word(jail, word, edited)
+        found = files_with_word(jail, word, skip=edited)
         if not found:
             return ""
         listed = ", ".join(f"{path} ({count})" for path, count in found)

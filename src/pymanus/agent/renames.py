@@ -1,0 +1,75 @@
+"""Renames the task asks for, and where the old name still is.
+
+"Rename the function calc_tot to compute_total everywhere", "renamed from Skylark to
+Nimbus", "replace foo with bar": a small model changes one file of several and calls
+the task done, or renames nothing and re-runs the code. A rename's progress is a
+fact of the workspace, so the reminder and the completion check state it: which files
+(inside the folder the task names, if it names one) still use the old name.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from pymanus.sandbox import PathJail
+from pymanus.tools.builtin.file_search import files_with_word
+
+_NAME = r"`?([A-Za-z_][\w.-]*?)`?"
+# (pattern, which group is the old name): "rename [the function] A to B", "renamed from A to B",
+# "replace A with B", "say B instead of A".
+_PATTERNS = tuple(
+    (re.compile(pattern, re.IGNORECASE), old_group)
+    for pattern, old_group in (
+        (rf"\brenam\w*\s+(?:(?:the|a|an|our)\s+)?(?:[a-z]+\s+)?{_NAME}\s+(?:to|as|into)\s+{_NAME}(?!\w)", 1),
+        (rf"\brenamed\s+from\s+{_NAME}\s+to\s+{_NAME}(?!\w)", 1),
+        (rf"\breplace\s+(?:every\s+|all\s+)?{_NAME}\s+(?:with|by)\s+{_NAME}(?!\w)", 1),
+        (rf"\bsays?\s+{_NAME}\s+instead\s+of\s+{_NAME}(?!\w)", 2),
+    )
+)
+_FOLDER = re.compile(
+    r"\b(?:in|under|inside)\s+(?:the\s+)?`?([\w.-]+(?:/[\w.-]+)*)/?`?(?:\s+(?:folder|directory)|/)", re.IGNORECASE
+)
+
+
+@dataclass(frozen=True)
+class Rename:
+    """An old name to replace by a new one, in the files under ``folder`` (the workspace if ``""``)."""
+
+    old: str
+    new: str
+    folder: str = ""
+
+    def leftovers(self, workspace: Path) -> list[tuple[str, int]]:
+        """The files (inside the folder) that still use the old name, with counts."""
+        jail = PathJail(workspace)
+        base = jail.root / self.folder if self.folder else None
+        return files_with_word(jail, self.old, skip=None, under=base)
+
+    def describe(self, workspace: Path) -> str:
+        """``"calc_tot is still used in main.py (1), shop/cart.py (2)"``, or ``""`` once renamed everywhere."""
+        found = self.leftovers(workspace)
+        if not found:
+            return ""
+        listed = ", ".join(f"{path} ({count})" for path, count in found)
+        return f"{self.old} is still used in {listed}: replace it by {self.new} there"
+
+
+def requested_renames(task: str, workspace: Path) -> list[Rename]:
+    """The renames ``task`` asks for whose old name is a word; folder-scoped when the task names one."""
+    folder = ""
+    if (named := _FOLDER.search(task)) and (workspace / named.group(1)).is_dir():
+        folder = named.group(1)
+    found: dict[str, Rename] = {}
+    for pattern, old_group in _PATTERNS:
+        for match in pattern.finditer(task):
+            old, new = match.group(old_group), match.group(3 - old_group)
+            if old != new and re.fullmatch(r"\w+", old) and old not in found:
+                found[old] = Rename(old, new, folder)
+    return list(found.values())
+
+
+def rename_notes(task: str, workspace: Path) -> list[str]:
+    """One note per requested rename that is not done everywhere yet."""
+    return [note for rename in requested_renames(task, workspace) if (note := rename.describe(workspace))]
