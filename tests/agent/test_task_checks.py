@@ -8,6 +8,7 @@ import pytest
 
 from pymanus.agent import progress
 from pymanus.agent.task_checks import TaskChecks, check_commands
+from pymanus.agent.task_examples import task_examples
 from pymanus.sandbox import Sandbox
 from pymanus.tools.tool import ToolContext
 
@@ -95,3 +96,34 @@ async def test_prompts_show_the_verdict(workspace: Path) -> None:
     (workspace / "calc.py").write_text("def double(x):\n    return x * 2\n")
     reminder = progress.next_step_prompt(task, context, await checks.results(task, context))
     assert "`python -m unittest test_calc` passes (exit code 0)" in reminder and "call `terminate` now" in reminder
+
+
+# -- examples the task gives ------------------------------------------------------------------
+@pytest.mark.parametrize(
+    ("task", "found"),
+    [
+        (
+            'Add slugify(title) to calc.py. For example, slugify("Hello, World!") returns "hello-world".',
+            ['slugify("Hello, World!") == "hello-world"'],
+        ),
+        ("In calc.py, `double(4)` should return `8` and double(x=0) -> 0.", ["double(4) == 8", "double(x=0) == 0"]),
+        ("Make double(4) return 8 in calc.py.", []),  # no "returns": not an example
+        ("double(4) returns 8, somewhere.", []),  # no module named: nothing to import
+        ("In calc.py, double(n) returns twice n and double(open('x')) returns 1.", []),  # not literals
+    ],
+)
+def test_examples_in_the_task(workspace: Path, task: str, found: list[str]) -> None:
+    assert [example.label for example in task_examples(task, workspace)] == found
+
+
+async def test_an_example_runs_as_a_check(workspace: Path) -> None:
+    """The user's own example is the test a small model skips: 6 is not 8."""
+    checks, context = TaskChecks(Sandbox(workspace)), context_for(workspace)
+    task = "Fix double in calc.py: double(4) returns 8, and add half to it: half(8) returns 4.0."
+    wrong, missing = await checks.results(task, context)
+    assert not wrong.passed and wrong.output == "double(4) returned 6, expected 8"
+    assert "`double(4) == 8` FAILS (exit code 1)" in wrong.describe(500)
+    assert not missing.passed and missing.output == "half(8) raised NameError: name 'half' is not defined"
+    (workspace / "calc.py").write_text("def double(x):\n    return x * 2\n\n\ndef half(x):\n    return x / 2\n")
+    fixed, added = await checks.results(task, context)
+    assert fixed.passed and added.passed and added.output == "half(8) returned 4.0"

@@ -46,11 +46,14 @@ Tools:
 
 How to work:
 - Read an input file (unless the first message shows it) before you rely on its content.
-- Use `python` for any computation on data (sums, tables, statistics); print the results. \
+- Use `python` for anything computed from files (sums, tables, statistics, counts of lines or words, \
+which files contain something); print the results. Never type by hand numbers or lists that code can compute. \
 Write files with `write_file` or from Python, always with the real computed values, never placeholders. \
 A .md file is Markdown: tables are rows like "| North | 12.50 |" under a header row and a "|---|---|" line.
 - To change code, first write the change into the file: `write_file` with the whole updated file \
 (keep everything that must stay), or `edit_file` to replace one exact piece; then run it or its tests with `python`.
+- A rename changes every file that uses the old name: `edit_file` with replace_all=true in each file, \
+or `python` with re.sub over the files.
 - If a tool reports an error, read it, fix the cause and try a different way; never repeat the same call.
 - Before finishing, make sure every file the task asks for exists with the right content.
 - When the task is done, call `terminate` with status "success" and a short answer for the user. \
@@ -59,7 +62,7 @@ If it truly cannot be done, call `terminate` with status "failure" and say why."
 _TOOL_PURPOSES = {
     "read_file": "read a text file (line ranges; preview=true for the first rows of a CSV)",
     "write_file": "create or overwrite a file",
-    "edit_file": "replace an exact piece of text in a file, or add lines to it",
+    "edit_file": "replace an exact piece of text in a file (or every occurrence), or add lines to it",
     "list_dir": "list the files of a folder as a tree",
     "find_files": "find files by glob pattern",
     "grep": "search file contents with a regular expression",

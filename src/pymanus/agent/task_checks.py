@@ -9,7 +9,8 @@ answer is accepted (a failing check sends the answer back).
 Only commands in backticks that start with ``python``, ``python3`` or ``pytest`` count.
 They run in the run's :class:`~pymanus.sandbox.Sandbox` (the isolation and limits of the
 ``python`` tool) on the interpreter PyManus runs on; a command whose script does not
-exist yet is skipped (the task may ask to write it).
+exist yet is skipped (the task may ask to write it). The examples the task gives ("f(x)
+returns y", :mod:`pymanus.agent.task_examples`) run the same way.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from pymanus.agent.task_examples import task_examples
 from pymanus.sandbox.process import Sandbox
 from pymanus.sandbox.streams import fit
 from pymanus.tools.builtin.python_commands import parse_command
@@ -42,6 +44,7 @@ class CheckResult:
     """What one named command did."""
 
     command: str
+    """The command, or the example's call and value."""
     passed: bool
     status: str
     """How it ended: "exit code 1", "stopped: it ran longer than the time limit ..."."""
@@ -64,25 +67,27 @@ class TaskChecks:
 
     async def results(self, task: str, context: ToolContext) -> list[CheckResult]:
         """The checks' results for the workspace as it is now (rerun only after a change)."""
+        workspace = Path(context.workspace)
         commands = check_commands(task)
-        if not commands:
+        examples = task_examples(task, workspace)
+        if not commands and not examples:
             return []
-        snapshot = scan(Path(context.workspace))
+        snapshot = scan(workspace)
+        key = (commands, examples)
         last = context.state.get(_STATE)
-        if snapshot is not None and last is not None and last[:2] == (commands, snapshot):
+        if snapshot is not None and last is not None and last[:2] == (key, snapshot):
             return list(last[2])
-        results = [result for command in commands if (result := await self._run(command)) is not None]
-        context.state[_STATE] = (commands, snapshot, results)
+        runnable = [(command, argv) for command in commands if (argv := self._argv(command)) is not None]
+        runnable += [(example.label, example.argv()) for example in examples]
+        results = [await self._run(label, argv) for label, argv in runnable]
+        context.state[_STATE] = (key, snapshot, results)
         return results
 
-    async def _run(self, command: str) -> CheckResult | None:
-        argv = self._argv(command)
-        if argv is None:
-            return None
+    async def _run(self, label: str, argv: list[str]) -> CheckResult:
         outcome = await self.sandbox.run(argv, env=_ENV, timeout=self.timeout, output_limit=20_000)
         status = outcome.exit_description(self.sandbox.limits)
         output = "\n".join(part.rstrip("\n") for part in (outcome.stdout, outcome.stderr) if part.strip())
-        return CheckResult(command, outcome.ok, status, output)
+        return CheckResult(label, outcome.ok, status, output)
 
     def _argv(self, command: str) -> list[str] | None:
         """The command on PyManus's interpreter; ``None`` when it names a script that is not there."""
