@@ -1,10 +1,16 @@
-"""Repair of line breaks that a JSON-encoded tool call put inside Python string literals."""
+"""Repairs of code small models write: line breaks inside string literals, blocks on one line."""
 
 from __future__ import annotations
 
 import pytest
 
-from pymanus.tools.builtin.code_repair import repair_string_line_breaks
+from pymanus.tools.builtin.code_repair import (
+    BLOCKS_NOTE,
+    STRING_NOTE,
+    repair,
+    repair_inline_blocks,
+    repair_string_line_breaks,
+)
 
 
 def test_line_break_inside_an_f_string_is_escaped() -> None:
@@ -36,3 +42,30 @@ def test_nothing_is_changed_when_the_repair_does_not_apply(code: str) -> None:
 def test_quotes_in_comments_are_ignored() -> None:
     code = "# it's a comment\nprint('a\nb')"
     assert repair_string_line_breaks(code) == "# it's a comment\nprint('a\\nb')"
+
+
+def test_blocks_nested_on_one_line_become_indented_blocks() -> None:
+    code = "for a in range(3): for b in {'k': [1, 2]}['k'][0:1]: if (lambda v: v)(a): print(a, b)\nx = 1"
+    assert repair_inline_blocks(code) == (
+        "for a in range(3):\n    for b in {'k': [1, 2]}['k'][0:1]:\n        if (lambda v: v)(a): print(a, b)\nx = 1"
+    )
+    inside = "def f(paths):\n    for p in paths: if p: print(p)"
+    assert repair_inline_blocks(inside) == "def f(paths):\n    for p in paths:\n        if p: print(p)"
+
+
+@pytest.mark.parametrize(
+    "code",
+    [
+        "for a in range(3): print(a)",  # valid Python: left alone
+        "for a in range(3): for b in x: print(b) print(a)",  # still broken after the split
+        "with open('a') as f: lines = f.read() n = 3",  # not a nested block
+    ],
+)
+def test_inline_blocks_are_left_alone_when_the_split_does_not_apply(code: str) -> None:
+    assert repair_inline_blocks(code) is None
+
+
+def test_repair_says_what_it_changed() -> None:
+    assert repair("print('a\nb')") == ("print('a\\nb')", STRING_NOTE)
+    assert repair("if 1: for a in [2]: print(a)") == ("if 1:\n    for a in [2]: print(a)", BLOCKS_NOTE)
+    assert repair("x = (") == ("x = (", "")

@@ -344,6 +344,14 @@ async def test_line_breaks_inside_string_literals_are_repaired(once: Tool) -> No
     assert "line breaks inside string literals" in result.text
 
 
+async def test_blocks_nested_on_one_line_are_repaired(runner: PythonRunner) -> None:
+    (runner.sandbox.workspace / "a.py").write_text("# TODO\n")
+    code = "import os\nfor root, dirs, files in os.walk('.'): for name in files: if name.endswith('.py'): print(name)"
+    result = await call(runner.tool, code)
+    assert not result.is_error and result.text.startswith("Note: your code nested for/if/with statements")
+    assert result.text.endswith("as indented blocks.\n\na.py")
+
+
 async def test_the_same_failing_code_reads_the_same(runner: PythonRunner) -> None:
     """A repeated failing call must look repeated (the agent's repeat guard compares results)."""
     first = await call(runner.tool, "1 / 0")
@@ -369,6 +377,34 @@ async def test_file_helpers_are_predefined(once: Tool, sandbox: Sandbox) -> None
     assert "wrote 2 characters to out/a.txt" in result.text and "42" in result.text
     assert (sandbox.workspace / "out" / "a.txt").read_text() == "42"
     assert "write_file(path, text)" in once.description
+
+
+async def test_edit_file_helper_replaces_text(once: Tool, sandbox: Sandbox) -> None:
+    """Small models call the file tools from code: edit_file works there too."""
+    (sandbox.workspace / "cart.py").write_text("from pricing import calc_tot\nx = calc_tot([])\n")
+    twice = await call(once, "edit_file('cart.py', 'calc_tot', 'compute_total')")
+    assert twice.is_error and "occurs 2 times in cart.py: pass replace_all=True" in twice.text
+    done = await call(once, "edit_file('cart.py', 'calc_tot', 'compute_total', replace_all=True)")
+    assert not done.is_error and "edited cart.py: replaced 2 occurrences" in done.text
+    assert (sandbox.workspace / "cart.py").read_text() == "from pricing import compute_total\nx = compute_total([])\n"
+    missing = await call(once, "edit_file('cart.py', 'calc_tot', 'x')")
+    assert missing.is_error and "old_text 'calc_tot' was not found in cart.py" in missing.text
+    assert "edit_file(path, old_text, new_text, replace_all=False)" in once.description
+
+
+async def test_a_name_defined_in_a_workspace_module_says_where(once: Tool, sandbox: Sandbox) -> None:
+    (sandbox.workspace / "pkg").mkdir()
+    (sandbox.workspace / "pkg" / "text.py").write_text("import re\n\n\ndef slugify(title):\n    return title\n")
+    result = await call(once, "print(slugify('Hello'))")
+    assert result.is_error and "`slugify` is defined in pkg/text.py, not in this code: import it first" in result.text
+    assert "(from pkg.text import slugify)" in result.text
+    unknown = await call(once, "print(nowhere)")
+    assert unknown.is_error and "The code raised NameError" in unknown.text
+
+
+async def test_an_unclosed_bracket_is_named(once: Tool) -> None:
+    result = await call(once, "print(max([1, 2])")
+    assert result.is_error and "a bracket it opens is never closed" in result.text
 
 
 async def test_importing_a_predefined_helper_says_it_is_defined(once: Tool) -> None:

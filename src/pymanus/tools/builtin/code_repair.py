@@ -1,19 +1,45 @@
-"""Repairs of a mistake small models make when they write code inside JSON.
+"""Repairs of mistakes small models make when they write code inside JSON.
 
-In a JSON string, ``\\n`` is a line break. A model that means the two characters
+Each repair is used only when the original does not compile and the repaired code does.
+
+Line breaks in strings. In a JSON string, ``\\n`` is a line break. A model that means the two characters
 backslash-n inside a Python string literal (``print('a\\nb')``) must write ``\\\\n``;
 small models rarely do, so the code arrives with a raw line break in the middle of a
 string literal and fails to compile. Joining such lines back with an escaped line
-break restores what the model meant. The repair is used only when the original does
-not compile and the repaired code does.
+break restores what the model meant.
+
+Blocks on one line. Small models write ``for f in files: if f.endswith('.py'): print(f)``,
+nesting compound statements after a colon, which Python allows only for a simple statement.
+Splitting the line at those colons into indented blocks is the only reading it has.
 """
 
 from __future__ import annotations
 
+import io
 import re
+import tokenize
 
+STRING_NOTE = (
+    "Note: your code had line breaks inside string literals; they were run as \\n escapes. "
+    "In the JSON arguments, write \\\\n for a \\n inside a Python string."
+)
+BLOCKS_NOTE = (
+    "Note: your code nested for/if/with statements on one line, which Python does not allow; "
+    "it was run with each of them on its own line, as indented blocks."
+)
 _UNTERMINATED = ("unterminated string literal", "EOL while scanning string literal")
 _PREFIXED_QUOTE = re.compile(r"[rRbBuUfF]{0,2}(['\"])")
+
+
+def repair(code: str) -> tuple[str, str]:
+    """The code to run and a note for the model on what was repaired ("" if nothing was)."""
+    repaired = repair_string_line_breaks(code)
+    if repaired is not None:
+        return repaired, STRING_NOTE
+    repaired = repair_inline_blocks(code)
+    if repaired is not None:
+        return repaired, BLOCKS_NOTE
+    return code, ""
 
 
 def repair_string_line_breaks(code: str) -> str | None:
@@ -68,3 +94,57 @@ def _ends_inside_string(line: str) -> bool:
             quote = None
         index += 1
     return quote is not None
+
+
+_COMPOUND = re.compile(r"(?:for|if|while|with|elif|else|try|except|finally|def|class|async)\b")
+
+
+def repair_inline_blocks(code: str) -> str | None:
+    """The code with compound statements nested on one line split into indented blocks, or ``None``."""
+    if compiles(code):
+        return None
+    lines = []
+    for line in code.split("\n"):
+        indent = line[: len(line) - len(line.lstrip())]
+        rest = line.strip()
+        while _COMPOUND.match(rest) and (colon := _header_colon(rest)) is not None:
+            body = rest[colon + 1 :].strip()
+            if not _COMPOUND.match(body):
+                break
+            lines.append(indent + rest[: colon + 1])
+            indent += "    "
+            rest = body
+        lines.append(indent + rest if rest else line)
+    repaired = "\n".join(lines)
+    return repaired if repaired != code and compiles(repaired) else None
+
+
+def _header_colon(statement: str) -> int | None:
+    """Where the colon that ends a compound statement's header is (outside brackets, strings and lambdas)."""
+    depth = 0
+    lambdas = 0
+    try:
+        for token in tokenize.generate_tokens(io.StringIO(statement).readline):
+            if token.type == tokenize.NAME and token.string == "lambda":
+                lambdas += 1
+            elif token.type == tokenize.OP and token.string in "([{":
+                depth += 1
+            elif token.type == tokenize.OP and token.string in ")]}":
+                depth -= 1
+            elif token.type == tokenize.OP and token.string == ":" and depth == 0:
+                if lambdas:
+                    lambdas -= 1
+                else:
+                    return token.start[1]
+    except (tokenize.TokenError, SyntaxError):
+        return None
+    return None
+
+
+def compiles(code: str) -> bool:
+    """Whether ``code`` is valid Python."""
+    try:
+        compile(code, "<cell>", "exec")
+    except (SyntaxError, ValueError):  # ValueError: a NUL byte
+        return False
+    return True

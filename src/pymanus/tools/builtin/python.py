@@ -34,10 +34,10 @@ from pymanus.errors import PathEscapeError
 from pymanus.models.base import PYTHON_SOURCE
 from pymanus.sandbox import PathJail, Sandbox
 from pymanus.sandbox.streams import fit
-from pymanus.tools.builtin.code_repair import repair_string_line_breaks
+from pymanus.tools.builtin.code_repair import repair
 from pymanus.tools.builtin.python_commands import PythonCommand, split_commands
 from pymanus.tools.builtin.python_session import BlockOutcome, WorkerSession, frame, parse_status
-from pymanus.tools.builtin.workspace_scan import Snapshot, describe_changes, scan
+from pymanus.tools.builtin.workspace_scan import Snapshot, defining_module, describe_changes, scan
 from pymanus.tools.tool import DEFAULT_MAX_RESULT_CHARS, Tool, ToolContext, ToolResult
 
 CODE_RAN = "python.code_ran"
@@ -47,10 +47,6 @@ PythonCode = Annotated[str, Field(json_schema_extra={"contentMediaType": PYTHON_
 WORKER_SOURCE = (Path(__file__).parent / "python_worker.py").read_text(encoding="utf-8")
 CODE_RETRIES = 6
 """Failed calls in a row a run tolerates: fixing code by trial and error is normal work."""
-REPAIR_NOTE = (
-    "Note: your code had line breaks inside string literals; they were run as \\n escapes. "
-    "In the JSON arguments, write \\\\n for a \\n inside a Python string."
-)
 DATA_LIBRARIES = ("numpy", "pandas", "matplotlib", "scipy", "sklearn", "PIL", "openpyxl")
 
 
@@ -158,7 +154,8 @@ class PythonRunner:
             "The working directory is the workspace: read and write files there with relative paths; "
             "files elsewhere are not kept. The value of a final bare expression is printed. "
             "Already imported: json, csv, math, os, re, statistics, collections, datetime, pathlib. "
-            "Helpers read_file(path) -> str and write_file(path, text) are predefined.",
+            "Helpers read_file(path) -> str, write_file(path, text) and "
+            "edit_file(path, old_text, new_text, replace_all=False) are predefined.",
             f"Installed data libraries: {', '.join(libs) or 'none'}."
             + (f" Not installed: {', '.join(missing)}; do not try to install packages." if missing else ""),
         ]
@@ -186,10 +183,9 @@ class PythonRunner:
         return {"MPLBACKEND": "Agg", "MPLCONFIGDIR": "/tmp/matplotlib"}
 
     async def _run_fresh(self, code: str) -> ToolResult:
-        repaired = repair_string_line_breaks(code)
-        note = "" if repaired is None else REPAIR_NOTE
+        code, note = repair(code)
         before = await self._scan()
-        outcome = await self._run_once(repaired or code)
+        outcome = await self._run_once(code)
         return self._observation(outcome, note=note, written=await self._written_since(before, outcome.stdout))
 
     async def _run_once(self, code: str) -> BlockOutcome:
@@ -206,11 +202,7 @@ class PythonRunner:
         return BlockOutcome(stdout, stderr, status, timed_out=result.timed_out, ended=ended)
 
     async def _run_in_session(self, code: str, run_id: str, *, reset: bool) -> ToolResult:
-        note = ""
-        repaired = repair_string_line_breaks(code)
-        if repaired is not None:
-            code = repaired
-            note = REPAIR_NOTE
+        code, note = repair(code)
         if reset:
             await self.close_session(run_id)
             note = " ".join(filter(None, ["Started a fresh Python session: all earlier variables are gone.", note]))
@@ -360,7 +352,7 @@ class PythonRunner:
         error = status.get("error")
         if error == "ModuleNotFoundError" and status.get("module"):
             module = str(status["module"]).split(".")[0]
-            if module in ("read_file", "write_file"):  # the predefined helpers, "imported" by small models
+            if module in ("read_file", "write_file", "edit_file"):  # the predefined helpers, "imported" by small models
                 return f"{module} is not a module: it is a function already defined here. Call it without importing."
             available = ", ".join(self.libraries) or "none"
             return (
@@ -385,6 +377,11 @@ class PythonRunner:
                 "Inside a Python string write \\n (\\\\n in the JSON arguments). To create a file of several "
                 "lines, call write_file with the text as content instead of writing it from Python."
             )
+        if error == "SyntaxError" and "was never closed" in outcome.stderr:
+            return (
+                "The code has a SyntaxError (see above), so none of it ran: a bracket it opens is never closed. "
+                "Write the whole statement, up to its closing bracket."
+            )
         if error in ("SyntaxError", "IndentationError"):
             return (
                 f"The code has a {error} (see above), so none of it ran. Write one statement per line, "
@@ -393,6 +390,12 @@ class PythonRunner:
             )
         if status.get("missing") and status.get("module_file"):
             return self._missing_name_hint(str(status["missing"]), str(status["module_file"]))
+        if status.get("undefined") and (home := defining_module(self.sandbox.workspace, str(status["undefined"]))):
+            name = status["undefined"]
+            return (
+                f"`{name}` is defined in {home.replace('.', '/')}.py, not in this code: "
+                f"import it first (from {home} import {name})."
+            )
         if error:
             return f"The code raised {error} (traceback above). Fix the code and run it again."
         exit_code = status.get("exit")

@@ -19,6 +19,8 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+from pymanus.tools.builtin.code_repair import compiles
+
 _LINE = re.compile(r"(?:python3?|pytest)(?:[ \t]+[^\n]*)?")
 _OPERATOR = frozenset("();<>|&")
 
@@ -71,7 +73,7 @@ def split_commands(code: str) -> tuple[str, list[PythonCommand]]:
     Valid Python is left alone (``python = 3`` and ``pytest`` are Python); otherwise the
     command lines at its end are split off when what remains is valid Python.
     """
-    if _compiles(code):
+    if compiles(code):
         return code, []
     lines = code.rstrip().splitlines()
     commands: list[PythonCommand] = []
@@ -79,14 +81,6 @@ def split_commands(code: str) -> tuple[str, list[PythonCommand]]:
         commands.insert(0, command)
         lines.pop()
     body = "\n".join(lines)
-    if not commands or not _compiles(body):
+    if not commands or not compiles(body):
         return code, []  # its SyntaxError is the model's to see
     return body, commands
-
-
-def _compiles(code: str) -> bool:
-    try:
-        compile(code, "<cell>", "exec")
-    except (SyntaxError, ValueError):  # ValueError: a NUL byte
-        return False
-    return True

@@ -48,7 +48,9 @@ def main() -> int:
     main_module = types.ModuleType("__main__")
     sys.modules["__main__"] = main_module
     namespace: dict[str, Any] = main_module.__dict__
-    namespace.update({"__builtins__": builtins, "read_file": read_file, "write_file": write_file})
+    namespace.update(
+        {"__builtins__": builtins, "read_file": read_file, "write_file": write_file, "edit_file": edit_file}
+    )
     # Like a notebook with the usual imports done: models often forget `import json`.
     for name in PREIMPORTED:
         namespace[name] = importlib.import_module(name)
@@ -89,6 +91,19 @@ def write_file(path: str, content: object) -> None:
     print(f"wrote {len(text)} characters to {path}")
 
 
+def edit_file(path: str, old_text: str, new_text: str, replace_all: bool = False) -> None:
+    """Replace ``old_text`` (once, or everywhere with ``replace_all``) in a file, and say so."""
+    text = read_file(path)
+    count = text.count(old_text) if old_text else 0
+    if count == 0:
+        raise ValueError(f"old_text {old_text!r} was not found in {path}")
+    if count > 1 and not replace_all:
+        raise ValueError(f"old_text occurs {count} times in {path}: pass replace_all=True to replace them all")
+    with open(path, "w", encoding="utf-8") as handle:
+        handle.write(text.replace(old_text, new_text))
+    print(f"edited {path}: replaced {count} occurrence{'s' * (count != 1)}")
+
+
 def run_block(source: str, filename: str, namespace: dict[str, Any]) -> dict[str, Any]:
     """Run one block like a notebook cell: the value of a final expression is printed."""
     linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
@@ -120,6 +135,8 @@ def run_block(source: str, filename: str, namespace: dict[str, Any]) -> dict[str
             status["module"] = exc.name
         elif isinstance(exc, (ImportError, AttributeError)):
             status.update(_missing_name(exc))
+        elif isinstance(exc, NameError) and exc.name:
+            status["undefined"] = exc.name
         return status
     return {"ok": True}
 

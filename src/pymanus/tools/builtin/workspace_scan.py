@@ -15,6 +15,7 @@ from __future__ import annotations
 import csv
 import json
 import os
+import re
 from pathlib import Path
 
 from pymanus.tools.builtin.file_search import NOT_EXPANDED, human_size
@@ -216,3 +217,19 @@ def _head(path: Path, limit: int) -> bytes | None:
             return handle.read(limit)
     except OSError:
         return None
+
+
+def defining_module(root: Path, name: str, limit: int = 200) -> str | None:
+    """The importable workspace module that defines ``name`` at its top level (``"pkg.tools"``), if one does.
+
+    A model adds ``slugify`` to ``textutils.py`` and calls it in a block that never imported it;
+    the NameError alone does not tell it where the function is. At most ``limit`` files are read.
+    """
+    snapshot = scan(root) or {}
+    definition = re.compile(rf"^(?:(?:async\s+)?def|class)\s+{re.escape(name)}\b|^{re.escape(name)}\s*[:=]", re.M)
+    modules = sorted(path for path in snapshot if path.endswith(".py"))[:limit]
+    for path in modules:
+        dotted = path.removesuffix(".py").replace("/", ".")
+        if all(part.isidentifier() for part in dotted.split(".")) and definition.search(_peek(root / path, 0) or ""):
+            return dotted
+    return None
