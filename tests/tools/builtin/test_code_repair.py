@@ -47,18 +47,29 @@ def test_quotes_in_comments_are_ignored() -> None:
 def test_blocks_nested_on_one_line_become_indented_blocks() -> None:
     code = "for a in range(3): for b in {'k': [1, 2]}['k'][0:1]: if (lambda v: v)(a): print(a, b)\nx = 1"
     assert repair_inline_blocks(code) == (
-        "for a in range(3):\n    for b in {'k': [1, 2]}['k'][0:1]:\n        if (lambda v: v)(a): print(a, b)\nx = 1"
+        "for a in range(3):\n    for b in {'k': [1, 2]}['k'][0:1]:\n        if (lambda v: v)(a):\n"
+        "            print(a, b)\nx = 1"
     )
     inside = "def f(paths):\n    for p in paths: if p: print(p)"
-    assert repair_inline_blocks(inside) == "def f(paths):\n    for p in paths:\n        if p: print(p)"
+    assert repair_inline_blocks(inside) == "def f(paths):\n    for p in paths:\n        if p:\n            print(p)"
+
+
+def test_statements_chained_with_semicolons_become_lines() -> None:
+    code = "import csv; with open('a.csv') as f: rows = list(csv.reader(f)); print(len(rows), 'a;b')"
+    assert repair_inline_blocks(code) == (
+        "import csv\nwith open('a.csv') as f:\n    rows = list(csv.reader(f))\n    print(len(rows), 'a;b')"
+    )
+    sort = "key = lambda r: r[1]; for r in sorted([(1, 2)], key=key): print(r)"
+    assert repair_inline_blocks(sort) == "key = lambda r: r[1]\nfor r in sorted([(1, 2)], key=key):\n    print(r)"
 
 
 @pytest.mark.parametrize(
     "code",
     [
-        "for a in range(3): print(a)",  # valid Python: left alone
+        "for a in range(3): print(a); print(a * 2)",  # valid Python: left alone
         "for a in range(3): for b in x: print(b) print(a)",  # still broken after the split
-        "with open('a') as f: lines = f.read() n = 3",  # not a nested block
+        "with open('a') as f: lines = f.read() n = 3",  # statements joined by a space: no way to tell
+        "if x > 1 print(x); for y in z: pass",  # a header without its colon
     ],
 )
 def test_inline_blocks_are_left_alone_when_the_split_does_not_apply(code: str) -> None:
@@ -67,5 +78,5 @@ def test_inline_blocks_are_left_alone_when_the_split_does_not_apply(code: str) -
 
 def test_repair_says_what_it_changed() -> None:
     assert repair("print('a\nb')") == ("print('a\\nb')", STRING_NOTE)
-    assert repair("if 1: for a in [2]: print(a)") == ("if 1:\n    for a in [2]: print(a)", BLOCKS_NOTE)
+    assert repair("if 1: for a in [2]: print(a)") == ("if 1:\n    for a in [2]:\n        print(a)", BLOCKS_NOTE)
     assert repair("x = (") == ("x = (", "")

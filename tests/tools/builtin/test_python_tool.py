@@ -348,8 +348,8 @@ async def test_blocks_nested_on_one_line_are_repaired(runner: PythonRunner) -> N
     (runner.sandbox.workspace / "a.py").write_text("# TODO\n")
     code = "import os\nfor root, dirs, files in os.walk('.'): for name in files: if name.endswith('.py'): print(name)"
     result = await call(runner.tool, code)
-    assert not result.is_error and result.text.startswith("Note: your code nested for/if/with statements")
-    assert result.text.endswith("as indented blocks.\n\na.py")
+    assert not result.is_error and result.text.startswith("Note: your code chained for/if/with statements")
+    assert result.text.endswith("in indented blocks.\n\na.py")
 
 
 async def test_the_same_failing_code_reads_the_same(runner: PythonRunner) -> None:

@@ -8,9 +8,10 @@ small models rarely do, so the code arrives with a raw line break in the middle 
 string literal and fails to compile. Joining such lines back with an escaped line
 break restores what the model meant.
 
-Blocks on one line. Small models write ``for f in files: if f.endswith('.py'): print(f)``,
-nesting compound statements after a colon, which Python allows only for a simple statement.
-Splitting the line at those colons into indented blocks is the only reading it has.
+Programs on one line. Small models write ``for f in files: if f.endswith('.py'): print(f)``
+or ``import os; for f in os.listdir(): print(f)``: compound statements after a colon or a
+``;``, which Python does not allow. Splitting the line at those colons (what follows goes
+one block deeper, as it would after ``if x: a; b``) and at the ``;`` reads it as meant.
 """
 
 from __future__ import annotations
@@ -24,8 +25,8 @@ STRING_NOTE = (
     "In the JSON arguments, write \\\\n for a \\n inside a Python string."
 )
 BLOCKS_NOTE = (
-    "Note: your code nested for/if/with statements on one line, which Python does not allow; "
-    "it was run with each of them on its own line, as indented blocks."
+    "Note: your code chained for/if/with statements on one line, which Python does not allow; "
+    "it was run with each statement on its own line, in indented blocks."
 )
 _UNTERMINATED = ("unterminated string literal", "EOL while scanning string literal")
 _PREFIXED_QUOTE = re.compile(r"[rRbBuUfF]{0,2}(['\"])")
@@ -100,39 +101,50 @@ _COMPOUND = re.compile(r"(?:for|if|while|with|elif|else|try|except|finally|def|c
 
 
 def repair_inline_blocks(code: str) -> str | None:
-    """The code with compound statements nested on one line split into indented blocks, or ``None``."""
+    """The code with one-line chains of statements split into lines and indented blocks, or ``None``."""
     if compiles(code):
         return None
     lines = []
     for line in code.split("\n"):
         indent = line[: len(line) - len(line.lstrip())]
-        rest = line.strip()
-        while _COMPOUND.match(rest) and (colon := _header_colon(rest)) is not None:
-            body = rest[colon + 1 :].strip()
-            if not _COMPOUND.match(body):
-                break
-            lines.append(indent + rest[: colon + 1])
-            indent += "    "
-            rest = body
-        lines.append(indent + rest if rest else line)
+        lines.extend(_statements(line.strip(), indent) or [line])
     repaired = "\n".join(lines)
     return repaired if repaired != code and compiles(repaired) else None
 
 
-def _header_colon(statement: str) -> int | None:
-    """Where the colon that ends a compound statement's header is (outside brackets, strings and lambdas)."""
+def _statements(rest: str, indent: str) -> list[str]:
+    """``rest`` split at the colons ending compound headers (what follows goes one block deeper)
+    and at the ``;`` between statements; [] when it cannot be read."""
+    lines: list[str] = []
+    while rest:
+        compound = bool(_COMPOUND.match(rest))
+        cut = _top_level(rest, ":" if compound else ";")
+        if cut is None and compound:
+            return []  # a header without its colon: nothing to repair here
+        if cut is None:
+            lines.append(indent + rest)
+            break
+        lines.append(indent + rest[: cut + 1 if compound else cut].rstrip())
+        rest = rest[cut + 1 :].strip()
+        if compound:
+            indent += "    "
+    return lines
+
+
+def _top_level(statement: str, mark: str) -> int | None:
+    """Where ``mark`` (``:`` or ``;``) first occurs outside brackets and strings, and for ``:``, lambdas."""
     depth = 0
     lambdas = 0
     try:
         for token in tokenize.generate_tokens(io.StringIO(statement).readline):
-            if token.type == tokenize.NAME and token.string == "lambda":
+            if token.type == tokenize.NAME and token.string == "lambda" and depth == 0:
                 lambdas += 1
             elif token.type == tokenize.OP and token.string in "([{":
                 depth += 1
             elif token.type == tokenize.OP and token.string in ")]}":
                 depth -= 1
-            elif token.type == tokenize.OP and token.string == ":" and depth == 0:
-                if lambdas:
+            elif token.type == tokenize.OP and token.string == mark and depth == 0:
+                if mark == ":" and lambdas:
                     lambdas -= 1
                 else:
                     return token.start[1]
