@@ -124,8 +124,10 @@ async def test_a_file_written_through_a_broken_string_literal_points_to_write_fi
     assert "call write_file with the text as content" in result.text
 
 
-async def test_one_line_compound_statement_gets_a_recovery_hint(once: Tool) -> None:
-    result = await call(once, "total = 0; for x in [1, 2]: total += x")
+async def test_one_line_compound_statement_runs_or_gets_a_recovery_hint(once: Tool) -> None:
+    repaired = await call(once, "total = 0; for x in [1, 2]: total += x; print(total)")
+    assert not repaired.is_error and repaired.text.endswith("in indented blocks.\n\n1\n3")
+    result = await call(once, "total = 0; for x in [1, 2]: total += x print(total)")  # cannot be read
     assert result.is_error
     assert "none of it ran" in result.text
     assert "cannot follow `;`" in result.text
