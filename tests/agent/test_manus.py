@@ -270,6 +270,14 @@ def test_uncomputed_outputs_are_checked_only_when_asked_and_no_code_ran(tmp_path
     (tmp_path / "report.md").write_text("| File | Words |\n|---|---|\n| 1 | notes.txt | 101 |\n")
     problem = missing_outputs(task, "Done.", context, uncomputed=True)
     assert problem is not None and "no code computed (101)" in problem  # a count typed by hand
+    (tmp_path / "report.md").write_text("The server listens on 8000.\n")
+    assert missing_outputs(task, "Done.", context, uncomputed=True) is not None
+    (tmp_path / "report.md").unlink()
+    (tmp_path / "settings.py").write_text("PORT = 8000\n")
+    progress.task_message(task, context)
+    (tmp_path / "report.md").write_text("The server listens on 8000.\n")
+    assert missing_outputs(task, "Done.", context, uncomputed=True) is None  # given in an input of any kind
+    (tmp_path / "settings.py").unlink()
     (tmp_path / "sales.csv").write_text(SALES)  # with data to compute from, code must run
     progress.task_message(task, context)
     (tmp_path / "report.md").write_text("| Region | Total |\n|---|---|\n")
