@@ -137,19 +137,21 @@ def _mark_python_source(node: Any) -> Any:
     return {k: _mark_python_source(v) for k, v in node.items()}
 
 
-# Strings of Python source (``PYTHON_SOURCE``: the ``python`` tool's code) get their own rule:
-# the code cannot end on an opener, a comma or an operator. A small model writing
+# Strings of Python source (``PYTHON_SOURCE``: the ``python`` tool's code) get their own rule,
+# a JSON string without ``;``. Small models chain statements with ``;`` on one line, compound
+# ones included (``import csv; with open(f) as h: ...``), a SyntaxError; without ``;`` their
+# next-best token is a line break. The cost: no literal ``;`` in code (``chr(59)`` works).
+# (Allowing ``;`` and splitting the chains in the tool, :mod:`pymanus.tools.builtin.code_repair`,
+# was tried: four generations in one suite run ran past max_tokens, against one before.)
+# Nor can the code end on an opener, a comma or an operator: a small model writing
 # ``print(f'{"mean": ...}')`` forgot to escape the ``"`` and so ended the JSON string at
-# ``print(f'{``; code cannot end there, so the ``"`` must be the escaped one. (Statements
-# chained on one line, ``import csv; with open(f) as h: ...``, are repaired by the tool:
-# :mod:`pymanus.tools.builtin.code_repair`. A grammar without ``;`` made models chain them
-# with spaces instead, which nothing can repair.)
+# ``print(f'{``; code cannot end there, so the ``"`` must be the escaped one.
 _CODE_RULE = "pm-code"
 _CODE_PLACEHOLDER = {"const": "pm-code"}
 _CODE_GRAMMAR = (
     r'pm-code ::= "\"" (pm-code-char* pm-code-end)? "\""',
-    r'pm-code-char ::= [^"\\\x00-\x1F] | pm-code-escape',
-    r'pm-code-end ::= [^"\\\x00-\x1F{(\[,=:+*/.\-;] | pm-code-escape',
+    r'pm-code-char ::= [^"\\;\x00-\x1F] | pm-code-escape',
+    r'pm-code-end ::= [^"\\;\x00-\x1F{(\[,=:+*/.\-] | pm-code-escape',
     r'pm-code-escape ::= "\\" (["\\/bfnrt] | "u" [0-9a-fA-F] [0-9a-fA-F] [0-9a-fA-F] [0-9a-fA-F])',
 )
 
