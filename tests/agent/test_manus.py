@@ -200,12 +200,13 @@ async def test_the_run_is_briefed_on_the_workspace_and_reminded_of_progress(tmp_
     (workspace / "scores.csv").write_text("player,score\nava,3\nbo,9\n")
     code = "import csv\nrows = list(csv.DictReader(open('scores.csv')))\nwrite_file('top.csv', 'player\\nbo\\n')"
     model = ScriptedModel([call("python", code=code), call("terminate", status="success", message="done")])
-    result = await run_preset(workspace, model, "From scores.csv, write top.csv with the best player.")
+    task = "From scores.csv, write top.csv with the best player."
+    result = await run_preset(workspace, model, task)
     assert result.state is RunState.FINISHED
     first = model.requests[0][1].text
     assert "- scores.csv (3 lines; columns: player, score; first row: ava, 3)" in first
     assert "Files written: top.csv (2 lines)." in model.requests[1][-2].text  # the python observation
-    assert model.requests[1][-1].text.startswith("Files written so far: top.csv. If they complete the task")
+    assert model.requests[1][-1].text.startswith(f"The task: {task}\nFiles written so far: top.csv. If they complete")
 
 
 async def test_a_final_answer_waits_for_the_tasks_check_to_pass(tmp_path: Path) -> None:

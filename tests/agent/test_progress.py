@@ -6,7 +6,7 @@ import json
 import os
 from pathlib import Path
 
-from pymanus.agent.progress import locate, named_files, next_step_prompt, task_message
+from pymanus.agent.progress import NEXT_STEP_PROMPT, locate, named_files, next_step_prompt, task_message
 from pymanus.tools import ToolContext
 from pymanus.tools.builtin.workspace_scan import (
     BRIEF_FILES,
@@ -143,4 +143,6 @@ def test_progress_reminder_for_a_question_without_output_files(tmp_path: Path) -
     ctx = context(tmp_path)
     task = "How many items in inventory.csv have fewer than 10 units?"
     task_message(task, ctx)
-    assert next_step_prompt(task, ctx).startswith("Decide the next step")
+    assert next_step_prompt(task, ctx) == f"The task: {task}\n{NEXT_STEP_PROMPT}"
+    long_task = task + " Details: " + "x" * 5_000
+    assert len(next_step_prompt(long_task, ctx)) < 1_000  # the task is repeated within a budget

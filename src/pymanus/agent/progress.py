@@ -24,6 +24,7 @@ from pathlib import Path
 
 from pymanus.agent.renames import rename_notes
 from pymanus.agent.task_checks import CheckResult
+from pymanus.sandbox.streams import fit
 from pymanus.tools.builtin.workspace_scan import Snapshot, changed_files, describe_workspace, scan
 from pymanus.tools.tool import ToolContext
 
@@ -41,6 +42,8 @@ _START = "progress.start"
 _SHOWN = 8
 BRIEF_CHECK_CHARS = 1_500
 """Output of a named check shown in the first message."""
+TASK_CHARS = 600
+"""Characters of the task repeated in each reminder."""
 REMINDER_CHECK_CHARS = 800
 """Output of a failing check shown in a reminder (resent before every step)."""
 
@@ -151,6 +154,8 @@ def next_step_prompt(task: str, context: ToolContext, checks: Sequence[CheckResu
     now = scan(workspace)
     written = changed_files(context.state.get(_START), now)
     missing = [name for name in named_files(task) if locate(workspace, name, now) is None]
+    # The task again, every step: after a few tool results a small model forgets its conditions
+    # ("not counting cancelled orders", "one row per order").
     parts = []
     if written:
         more = f" and {len(written) - _SHOWN} more" if len(written) > _SHOWN else ""
@@ -174,4 +179,4 @@ def next_step_prompt(task: str, context: ToolContext, checks: Sequence[CheckResu
         )
     else:
         parts.append(NEXT_STEP_PROMPT)
-    return " ".join(parts)
+    return f"The task: {fit(task, TASK_CHARS)}\n" + " ".join(parts)
