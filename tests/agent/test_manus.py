@@ -206,7 +206,7 @@ async def test_the_run_is_briefed_on_the_workspace_and_reminded_of_progress(tmp_
     first = model.requests[0][1].text
     assert "- scores.csv (3 lines; columns: player, score; first row: ava, 3)" in first
     assert "Files written: top.csv (2 lines)." in model.requests[1][-2].text  # the python observation
-    assert model.requests[1][-1].text.startswith(f"The task: {task}\nFiles written so far: top.csv. If they complete")
+    assert model.requests[1][-1].text.startswith("Files written so far: top.csv. If they complete the task")
 
 
 async def test_a_final_answer_waits_for_the_tasks_check_to_pass(tmp_path: Path) -> None:

@@ -126,11 +126,12 @@ def test_progress_reminder_follows_the_workspace(tmp_path: Path) -> None:
     first = task_message(task, ctx)
     assert first.startswith(task + "\n\nFiles in the workspace:\n- scores.csv")
     reminder = next_step_prompt(task, ctx)
-    assert "Not written yet: top5.csv, summary.md. Write them now" in reminder and "Files written" not in reminder
+    assert reminder.startswith(f"The task: {task}\nNot written yet: top5.csv, summary.md. Write them now")
+    assert "Files written" not in reminder
     assert "terminate` now" not in reminder
     (tmp_path / "top5.csv").write_text("player,score\n")
     reminder = next_step_prompt(task, ctx)
-    assert "Files written so far: top5.csv." in reminder and "Not written yet: summary.md. Write it now" in reminder
+    assert reminder.startswith("Files written so far: top5.csv. Not written yet: summary.md. Write it now")
     assert "terminate` now" not in reminder
     (tmp_path / "summary.md").write_text("# Summary\n")
     reminder = next_step_prompt(task, ctx)

@@ -43,7 +43,7 @@ _SHOWN = 8
 BRIEF_CHECK_CHARS = 1_500
 """Output of a named check shown in the first message."""
 TASK_CHARS = 600
-"""Characters of the task repeated in each reminder."""
+"""Characters of the task repeated in the reminders before the run writes anything."""
 REMINDER_CHECK_CHARS = 800
 """Output of a failing check shown in a reminder (resent before every step)."""
 
@@ -154,8 +154,6 @@ def next_step_prompt(task: str, context: ToolContext, checks: Sequence[CheckResu
     now = scan(workspace)
     written = changed_files(context.state.get(_START), now)
     missing = [name for name in named_files(task) if locate(workspace, name, now) is None]
-    # The task again, every step: after a few tool results a small model forgets its conditions
-    # ("not counting cancelled orders", "one row per order").
     parts = []
     if written:
         more = f" and {len(written) - _SHOWN} more" if len(written) > _SHOWN else ""
@@ -179,4 +177,9 @@ def next_step_prompt(task: str, context: ToolContext, checks: Sequence[CheckResu
         )
     else:
         parts.append(NEXT_STEP_PROMPT)
+    if written:
+        return " ".join(parts)
+    # The task again until something is written: after reading the inputs a small model forgets
+    # its conditions ("not counting cancelled orders"). Not after that: repeated every step, it
+    # cost a third more prompt tokens and kept models working on finished tasks.
     return f"The task: {fit(task, TASK_CHARS)}\n" + " ".join(parts)
