@@ -44,23 +44,30 @@ def test_quotes_in_comments_are_ignored() -> None:
     assert repair_string_line_breaks(code) == "# it's a comment\nprint('a\\nb')"
 
 
-def test_blocks_nested_on_one_line_become_indented_blocks() -> None:
-    code = "for a in range(3): for b in {'k': [1, 2]}['k'][0:1]: if (lambda v: v)(a): print(a, b)\nx = 1"
-    assert repair_inline_blocks(code) == (
-        "for a in range(3):\n    for b in {'k': [1, 2]}['k'][0:1]:\n        if (lambda v: v)(a):\n"
-        "            print(a, b)\nx = 1"
-    )
-    inside = "def f(paths):\n    for p in paths: if p: print(p)"
-    assert repair_inline_blocks(inside) == "def f(paths):\n    for p in paths:\n        if p:\n            print(p)"
-
-
-def test_statements_chained_with_semicolons_become_lines() -> None:
-    code = "import csv; with open('a.csv') as f: rows = list(csv.reader(f)); print(len(rows), 'a;b')"
-    assert repair_inline_blocks(code) == (
-        "import csv\nwith open('a.csv') as f:\n    rows = list(csv.reader(f))\n    print(len(rows), 'a;b')"
-    )
-    sort = "key = lambda r: r[1]; for r in sorted([(1, 2)], key=key): print(r)"
-    assert repair_inline_blocks(sort) == "key = lambda r: r[1]\nfor r in sorted([(1, 2)], key=key):\n    print(r)"
+@pytest.mark.parametrize(
+    ("code", "expected"),
+    [
+        (  # blocks nested after colons
+            "for a in range(3): for b in {'k': [1, 2]}['k'][0:1]: if (lambda v: v)(a): print(a, b)\nx = 1",
+            "for a in range(3):\n    for b in {'k': [1, 2]}['k'][0:1]:\n        if (lambda v: v)(a):\n"
+            "            print(a, b)\nx = 1",
+        ),
+        (  # inside a block, the new blocks go deeper
+            "def f(paths):\n    for p in paths: if p: print(p)",
+            "def f(paths):\n    for p in paths:\n        if p:\n            print(p)",
+        ),
+        (  # statements chained with ; (not the one in the string)
+            "import csv; with open('a.csv') as f: rows = list(csv.reader(f)); print(len(rows), 'a;b')",
+            "import csv\nwith open('a.csv') as f:\n    rows = list(csv.reader(f))\n    print(len(rows), 'a;b')",
+        ),
+        (  # a lambda's colon is not a header's
+            "key = lambda r: r[1]; for r in sorted([(1, 2)], key=key): print(r)",
+            "key = lambda r: r[1]\nfor r in sorted([(1, 2)], key=key):\n    print(r)",
+        ),
+    ],
+)
+def test_statements_chained_on_one_line_become_lines_and_blocks(code: str, expected: str) -> None:
+    assert repair_inline_blocks(code) == expected
 
 
 @pytest.mark.parametrize(
