@@ -5,8 +5,9 @@ It offers the file tools, a sandboxed ``python``, ``web_fetch``, ``web_search``,
 it), with a system prompt that says what each tool is for. Embedded (``local:``) models
 get a compact toolset (:data:`COMPACT_TOOLS`). The first message adds a briefing on the
 workspace and each reminder the run's progress (:mod:`pymanus.agent.progress`) and the
-results of the checks the task names (:mod:`pymanus.agent.task_checks`); a completion
-check sends a final answer back while a file the task names is missing or a check fails.
+results of the checks and examples the task names (:mod:`pymanus.agent.task_checks`) and
+of the renames it asks for (:mod:`pymanus.agent.renames`); a completion check sends a final
+answer back while a file the task names is missing, a check fails or a rename is unfinished.
 """
 
 from __future__ import annotations
