@@ -304,3 +304,25 @@ def test_a_list_of_workspace_files_written_by_hand_is_sent_back(tmp_path: Path) 
     assert problem is not None and "todo.txt lists workspace files, but no code looked at them" in problem
     context.state[CODE_RAN] = True
     assert missing_outputs(task, "Done.", context, uncomputed=True) is None
+
+
+def test_written_files_that_do_not_parse_send_the_answer_back(tmp_path: Path) -> None:
+    """A .json, .toml or .py file the run wrote must parse, whatever the task and the model."""
+    context = ToolContext(run_id="r", workspace=tmp_path)
+    (tmp_path / "old.json").write_text("{not json")  # there before the run: not the run's to fix
+    task = "Set up the project."
+    progress.task_message(task, context)
+    (tmp_path / "products.json").write_text("{'name': 'bolt'}")
+    (tmp_path / "pyproject.toml").write_text("[project]\nname weather\n")
+    (tmp_path / "cli.py").write_text("def main(:\n    pass\n")
+    (tmp_path / "notes.md").write_text("{not json either}")
+    problem = missing_outputs(task, "Done.", context)
+    assert problem is not None
+    assert "cli.py is not valid Python (invalid syntax at line 1)" in problem
+    assert "products.json is not valid JSON (Expecting property name enclosed in double quotes" in problem
+    assert "pyproject.toml is not valid TOML (Expected '=' after a key" in problem
+    assert "old.json" not in problem and "notes.md" not in problem
+    (tmp_path / "products.json").write_text('[{"name": "bolt"}]')
+    (tmp_path / "pyproject.toml").write_text('[project]\nname = "weather"\n')
+    (tmp_path / "cli.py").write_text("def main():\n    pass\n")
+    assert missing_outputs(task, "Done.", context) is None

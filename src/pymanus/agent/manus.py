@@ -95,8 +95,9 @@ def missing_outputs(
     Small models often finish early: they announce a file they never wrote, write a
     template instead of the values, or answer with a placeholder. Checked: every file the
     task names exists and is not empty or a template, the answer is not a placeholder,
-    no file still uses a name the task renames, the task's named checks (``checks``, already
-    run) pass, and (``uncomputed``) no data file was written from the model's head (see
+    no file still uses a name the task renames, every JSON, TOML or Python file the run
+    wrote parses, the task's named checks (``checks``, already run) pass, and
+    (``uncomputed``) no data file was written from the model's head (see
     :func:`progress.uncomputed_outputs`).
     """
     workspace = Path(context.workspace)
@@ -114,6 +115,7 @@ def missing_outputs(
         problems.append(f"your answer {answer.strip()!r} is a placeholder, not the actual answer")
     problems.extend(f"the task's check still fails: {c.describe(CHECK_NOTE_CHARS)}" for c in checks if not c.passed)
     problems.extend(rename_notes(task, workspace))
+    problems.extend(progress.invalid_outputs(context))
     if uncomputed:
         computed = bool(context.state.get(CODE_RAN))
         problems.extend(progress.uncomputed_outputs(task, context, computed=computed))

@@ -18,8 +18,10 @@ when they are given.
 
 from __future__ import annotations
 
+import json
 import re
-from collections.abc import Sequence
+import tomllib
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from pymanus.agent.renames import rename_notes
@@ -87,6 +89,40 @@ def _value(number: str) -> float:
 
 def _numbers(text: str) -> set[float]:
     return {_value(number) for number in _NUMBER.findall(text)}
+
+
+def invalid_outputs(context: ToolContext) -> list[str]:
+    """Files the run wrote in a format that does not parse: JSON, TOML, Python source.
+
+    Such a file is wrong whatever the task: a model writes ``{'a': 1}`` to a .json file, or
+    a pyproject.toml of loose lines, and reads "Created" as success.
+    """
+    start = context.state.get(_START)
+    if start is None:
+        return []
+    workspace = Path(context.workspace)
+    problems = []
+    for name in changed_files(start, scan(workspace)):
+        parse = _PARSERS.get(Path(name).suffix.lower())
+        if parse is None:
+            continue
+        text = read_head(workspace / name)
+        if len(text) >= _READ_LIMIT:
+            continue  # only the head was read: it cannot be judged
+        try:
+            parse(text)
+        except (ValueError, SyntaxError) as exc:  # JSONDecodeError and TOMLDecodeError are ValueErrors
+            kind = {".json": "JSON", ".toml": "TOML", ".py": "Python"}[Path(name).suffix.lower()]
+            detail = f"{exc.msg} at line {exc.lineno}" if isinstance(exc, SyntaxError) else str(exc)
+            problems.append(f"{name} is not valid {kind} ({detail})")
+    return problems
+
+
+def _compile(text: str) -> None:
+    compile(text, "<file>", "exec")
+
+
+_PARSERS: dict[str, Callable[[str], object]] = {".json": json.loads, ".toml": tomllib.loads, ".py": _compile}
 
 
 def uncomputed_outputs(task: str, context: ToolContext, *, computed: bool) -> list[str]:
