@@ -97,13 +97,10 @@ def invalid_outputs(context: ToolContext) -> list[str]:
     Such a file is wrong whatever the task: a model writes ``{'a': 1}`` to a .json file, or
     a pyproject.toml of loose lines, and reads "Created" as success.
     """
-    start = context.state.get(_START)
-    if start is None:
-        return []
     workspace = Path(context.workspace)
     problems = []
-    for name in changed_files(start, scan(workspace)):
-        parse = _PARSERS.get(Path(name).suffix.lower())
+    for name in _written(context):
+        kind, parse = _FORMATS.get(Path(name).suffix.lower(), ("", None))
         if parse is None:
             continue
         text = read_head(workspace / name)
@@ -112,7 +109,6 @@ def invalid_outputs(context: ToolContext) -> list[str]:
         try:
             parse(text)
         except (ValueError, SyntaxError) as exc:  # JSONDecodeError and TOMLDecodeError are ValueErrors
-            kind = {".json": "JSON", ".toml": "TOML", ".py": "Python"}[Path(name).suffix.lower()]
             detail = f"{exc.msg} at line {exc.lineno}" if isinstance(exc, SyntaxError) else str(exc)
             problems.append(f"{name} is not valid {kind} ({detail})")
     return problems
@@ -122,7 +118,16 @@ def _compile(text: str) -> None:
     compile(text, "<file>", "exec")
 
 
-_PARSERS: dict[str, Callable[[str], object]] = {".json": json.loads, ".toml": tomllib.loads, ".py": _compile}
+_FORMATS: dict[str, tuple[str, Callable[[str], object]]] = {
+    ".json": ("JSON", json.loads),
+    ".toml": ("TOML", tomllib.loads),
+    ".py": ("Python", _compile),
+}
+
+
+def _written(context: ToolContext) -> list[str]:
+    """The files the run has created or changed so far ([] before :func:`task_message` took the first scan)."""
+    return changed_files(context.state.get(_START), scan(Path(context.workspace)))
 
 
 def uncomputed_outputs(task: str, context: ToolContext, *, computed: bool) -> list[str]:
@@ -139,7 +144,7 @@ def uncomputed_outputs(task: str, context: ToolContext, *, computed: bool) -> li
     if computed or start is None:
         return []
     workspace = Path(context.workspace)
-    written = changed_files(start, scan(workspace))
+    written = _written(context)
     inputs = [name for name in sorted(start) if name not in written]
     data = [name for name in inputs if name.endswith(_TABLE_SUFFIXES)]
     known = _numbers(task)

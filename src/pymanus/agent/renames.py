@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from pymanus.sandbox import PathJail
-from pymanus.tools.builtin.file_search import files_with_word
+from pymanus.tools.builtin.file_search import WORD, word_uses
 
 _NAME = r"`?([A-Za-z_][\w.-]*?)`?"
 # (pattern, which group is the old name): "rename [the function] A to B", "renamed from A to B",
@@ -41,19 +41,11 @@ class Rename:
     new: str
     folder: str = ""
 
-    def leftovers(self, workspace: Path) -> list[tuple[str, int]]:
-        """The files (inside the folder) that still use the old name, with counts."""
-        jail = PathJail(workspace)
-        base = jail.root / self.folder if self.folder else None
-        return files_with_word(jail, self.old, skip=None, under=base)
-
     def describe(self, workspace: Path) -> str:
         """``"calc_tot is still used in main.py (1), shop/cart.py (2)"``, or ``""`` once renamed everywhere."""
-        found = self.leftovers(workspace)
-        if not found:
-            return ""
-        listed = ", ".join(f"{path} ({count})" for path, count in found)
-        return f"{self.old} is still used in {listed}: replace it by {self.new} there"
+        jail = PathJail(workspace)
+        listed = word_uses(jail, self.old, skip=None, under=jail.root / self.folder if self.folder else None)
+        return f"{self.old} is still used in {listed}: replace it by {self.new} there" if listed else ""
 
 
 def requested_renames(task: str, workspace: Path) -> list[Rename]:
@@ -65,7 +57,7 @@ def requested_renames(task: str, workspace: Path) -> list[Rename]:
     for pattern, old_group in _PATTERNS:
         for match in pattern.finditer(task):
             old, new = match.group(old_group), match.group(3 - old_group)
-            if old != new and re.fullmatch(r"\w+", old) and old not in found:
+            if old != new and WORD.fullmatch(old) and old not in found:
                 found[old] = Rename(old, new, folder)
     return list(found.values())
 

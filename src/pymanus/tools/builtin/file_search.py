@@ -232,7 +232,11 @@ def grep_files(jail: PathJail, pattern: str, path: str, glob: str | None, ignore
     return "\n".join(matches[:MAX_MATCHES]) + more
 
 
-def files_with_word(
+WORD = re.compile(r"\w+")
+"""A name, such as one being renamed: what :func:`word_uses` looks for."""
+
+
+def _files_with_word(
     jail: PathJail, word: str, *, skip: Path | None, under: Path | None = None, limit: int = 8, max_files: int = 2_000
 ) -> list[tuple[str, int]]:
     """Text files (under ``under``, else anywhere) other than ``skip`` where ``word`` is a whole word, with counts.
@@ -257,6 +261,11 @@ def files_with_word(
         if binary_kind(data[:8192], file) is None and (count := len(regex.findall(data.decode("utf-8", "replace")))):
             found.append((jail.relative(file), count))
     return found
+
+
+def word_uses(jail: PathJail, word: str, *, skip: Path | None, under: Path | None = None) -> str:
+    """``"main.py (1), shop/cart.py (2)"``: the files that use ``word`` (see :func:`_files_with_word`), or ``""``."""
+    return ", ".join(f"{path} ({count})" for path, count in _files_with_word(jail, word, skip=skip, under=under))
 
 
 def _grep_file(jail: PathJail, file: Path, regex: re.Pattern[str], matches: list[str]) -> bool:

@@ -15,7 +15,6 @@ import csv
 import difflib
 import functools
 import os
-import re
 import threading
 from collections import deque
 from collections.abc import Callable
@@ -25,21 +24,20 @@ from typing import Any, TypeVar
 from pymanus.errors import PathEscapeError, ToolError
 from pymanus.sandbox import PathJail
 from pymanus.tools.builtin.file_search import (
+    WORD,
     binary_kind,
     existing,
-    files_with_word,
     find_matching,
     grep_files,
     human_size,
     list_tree,
+    word_uses,
 )
 from pymanus.tools.tool import Tool
 
 F = TypeVar("F", bound=Callable[..., Any])
 
 PREVIEW_ROWS = 20
-_WORD = re.compile(r"\w+")
-"""An old_text that is one word (a name being renamed) gets a note of the other files that use it."""
 MAX_LINE_CHARS = 2_000
 UNDO_DEPTH = 20
 
@@ -203,36 +201,31 @@ def file_tools(
                 f"with path {path!r} and its whole content."
             )
         text = before or ""  # adding lines to a file that does not exist yet creates it
-        if replace_all and old_text:
-            updated, first_line, count = _replace_every(path, text, old_text, new_text)
-        elif old_text:
-            updated, first_line = _replace_once(path, text, old_text, new_text)
-            count = 1
-        else:
-            after = len(text.splitlines()) if insert_line is None else insert_line
-            updated, first_line = _insert(path, text, after, new_text)
-        real = save(path, updated.encode("utf-8"))
-        remember(real, None if before is None else before.encode("utf-8"))
-        if replace_all and old_text:
+        if replace_all:
+            updated, count = _replace_every(path, text, old_text, new_text)
             report = f"Edited {path}: replaced {count} occurrence{'s' * (count != 1)} of the old_text."
         else:
+            if old_text:
+                updated, first_line = _replace_once(path, text, old_text, new_text)
+            else:
+                after = len(text.splitlines()) if insert_line is None else insert_line
+                updated, first_line = _insert(path, text, after, new_text)
             changed = max(len(new_text.splitlines()), 1)
             verb = "Edited" if before is not None else "Created"
             report = f"{verb} {path}. Lines {first_line}-{first_line + changed - 1} now read:\n" + _snippet(
                 updated, first_line, changed
             )
+        real = save(path, updated.encode("utf-8"))
+        remember(real, None if before is None else before.encode("utf-8"))
         return report + (_elsewhere(old_text, real) if old_text else "")
 
     def _elsewhere(old_text: str, edited: Path) -> str:
         """For a renamed word, the other files that still use it: renames usually span several files."""
         word = old_text.strip()
-        if not _WORD.fullmatch(word):
+        if not WORD.fullmatch(word):
             return ""
-        found = files_with_word(jail, word, skip=edited)
-        if not found:
-            return ""
-        listed = ", ".join(f"{path} ({count})" for path, count in found)
-        return f"\n{word} also appears in other files: {listed}."
+        listed = word_uses(jail, word, skip=edited)
+        return f"\n{word} also appears in other files: {listed}." if listed else ""
 
     @_observed
     def edit_file(
@@ -426,12 +419,12 @@ def _replace_once(path: str, text: str, old: str, new: str) -> tuple[str, int]:
     )
 
 
-def _replace_every(path: str, text: str, old: str, new: str) -> tuple[str, int, int]:
-    """Every occurrence replaced: the new text, the first changed line and the count."""
+def _replace_every(path: str, text: str, old: str, new: str) -> tuple[str, int]:
+    """Every occurrence replaced: the new text and the count."""
     old, new = _same_line_endings(text, old, new)
     if old not in text:
         _replace_once(path, text, old, new)  # raises the not-found message, with the closest line
-    return text.replace(old, new), text.count("\n", 0, text.index(old)) + 1, text.count(old)
+    return text.replace(old, new), text.count(old)
 
 
 def _insert(path: str, text: str, after: int, new: str) -> tuple[str, int]:

@@ -230,6 +230,7 @@ def defining_module(root: Path, name: str, limit: int = 200) -> str | None:
     modules = sorted(path for path in snapshot if path.endswith(".py"))[:limit]
     for path in modules:
         dotted = path.removesuffix(".py").replace("/", ".")
-        if all(part.isidentifier() for part in dotted.split(".")) and definition.search(_peek(root / path, 0) or ""):
+        source = _peek(root / path, snapshot[path][1]) or ""
+        if all(part.isidentifier() for part in dotted.split(".")) and definition.search(source):
             return dotted
     return None
