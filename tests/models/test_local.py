@@ -12,6 +12,7 @@ import string
 from dataclasses import replace
 from enum import StrEnum
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 from pydantic import BaseModel
@@ -21,6 +22,7 @@ from pymanus.messages import Message, ToolCall
 from pymanus.models import packs
 from pymanus.models.base import PYTHON_SOURCE, ModelResponse, ModelSettings, TextChunk, ToolDefinition
 from pymanus.models.local import LocalModel, json_string_prefix, parse_output, resolve_spec
+from pymanus.models.local_runtime import cpu_has_amx, without_extra_buffer_types
 
 SMALL = "smollm2-135m"
 
@@ -119,6 +121,32 @@ def test_non_gguf_file(tmp_path: Path) -> None:
 def test_directory_is_not_a_model(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="not a file"):
         resolve_spec(tmp_path)
+
+
+# -- loading on CPUs whose AMX kernels crash: no model needed -------------------------------
+def test_cpu_has_amx_reads_the_flags_line(tmp_path: Path) -> None:
+    cpuinfo = tmp_path / "cpuinfo"
+    cpuinfo.write_text("model name\t: Xeon amx_tile\nflags\t\t: fpu avx2 avx512f amx_bf16 amx_tile amx_int8\n")
+    assert cpu_has_amx(cpuinfo)
+    cpuinfo.write_text("model name\t: Xeon amx_tile\nflags\t\t: fpu avx2 avx512f\n")
+    assert not cpu_has_amx(cpuinfo)
+    assert not cpu_has_amx(tmp_path / "missing")
+
+
+def test_models_loadwithout_extra_buffer_types_inside_the_switch() -> None:
+    class Params:
+        use_extra_bufts = True
+
+    def defaults() -> Params:
+        return Params()
+
+    lib = SimpleNamespace(llama_cpp=SimpleNamespace(llama_model_default_params=defaults))
+    with without_extra_buffer_types(lib):
+        assert lib.llama_cpp.llama_model_default_params().use_extra_bufts is False
+    assert lib.llama_cpp.llama_model_default_params is defaults
+    with pytest.raises(RuntimeError), without_extra_buffer_types(lib):
+        raise RuntimeError("load failed")
+    assert lib.llama_cpp.llama_model_default_params().use_extra_bufts is True
 
 
 # -- output parsing: no model needed ------------------------------------------------------

@@ -13,13 +13,14 @@ from __future__ import annotations
 import asyncio
 import atexit
 import codecs
+import contextlib
 import ctypes
 import logging
 import math
 import os
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -59,6 +60,40 @@ def available_cores() -> int:
         return max(1, len(os.sched_getaffinity(0)))
     except (AttributeError, OSError):
         return os.cpu_count() or 1
+
+
+def cpu_has_amx(cpuinfo: Path = Path("/proc/cpuinfo")) -> bool:
+    """Whether the CPU reports Intel AMX tiles (Linux; ``False`` where that cannot be read)."""
+    try:
+        text = cpuinfo.read_text(errors="replace")
+    except OSError:
+        return False
+    return any(line.startswith("flags") and " amx_tile" in line for line in text.splitlines())
+
+
+@contextlib.contextmanager
+def without_extra_buffer_types(lib: Any) -> Iterator[None]:
+    """Load models with llama.cpp's extra (weight-repacking) buffer types off.
+
+    On a Xeon that reports AMX, llama-cpp-python 0.3.36 built for the native CPU crashed the
+    process (SIGSEGV at ``ldtilecfg`` in ``ggml_backend_amx_mul_mat``) on the first prompt of
+    two tokens or more. The AMX kernels only run on weights placed in the AMX buffer type, so
+    loading without extra buffer types avoids them. ``Llama`` has no argument for it: its
+    model defaults are swapped while the model loads (under ``_RUNTIMES_LOCK``).
+    """
+    module = lib.llama_cpp
+    defaults = module.llama_model_default_params
+
+    def plain_buffers() -> Any:
+        params = defaults()
+        params.use_extra_bufts = False
+        return params
+
+    module.llama_model_default_params = plain_buffers
+    try:
+        yield
+    finally:
+        module.llama_model_default_params = defaults
 
 
 @dataclass
@@ -106,9 +141,11 @@ def load_runtime(path: Path, cap: int) -> _Runtime:
         start = time.perf_counter()
 
         def open_context(n_ctx: int) -> llama_cpp.Llama:
-            return lib.Llama(
-                model_path=str(path), n_ctx=n_ctx, n_threads=threads, n_threads_batch=threads, verbose=False
-            )
+            loading = without_extra_buffer_types(lib) if cpu_has_amx() else contextlib.nullcontext()
+            with loading:
+                return lib.Llama(
+                    model_path=str(path), n_ctx=n_ctx, n_threads=threads, n_threads_batch=threads, verbose=False
+                )
 
         try:
             llm = open_context(cap)
