@@ -23,10 +23,10 @@ from pymanus import (
     tool,
 )
 from pymanus.agent.guards import REPEAT_HINT
-from pymanus.agent.loop import NO_TOOL_CALL_NUDGE, WRAP_UP_PROMPT
+from pymanus.agent.loop import EXPLORE_TEMPERATURE, NO_TOOL_CALL_NUDGE, WRAP_UP_PROMPT
 from pymanus.errors import ModelError
 from pymanus.models import FunctionModel, ScriptedModel, call
-from pymanus.models.base import ToolDefinition
+from pymanus.models.base import Model, ModelResponse, ModelSettings, ToolDefinition
 
 
 @tool
@@ -132,7 +132,8 @@ async def test_model_error_ends_in_error() -> None:
 
 async def test_first_repeat_gets_a_hint_and_more_end_the_run() -> None:
     same = [call("add", a=1, b=2), call("add", b=2, a=1), call("add", a=1, b=2), "never reached"]
-    result = await Agent(ScriptedModel(same), tools=[add], max_repeats=3, wrap_up=False).run("task")
+    agent = Agent(ScriptedModel(same), tools=[add], max_repeats=3, resample_repeats=0, wrap_up=False)
+    result = await agent.run("task")
     tool_messages = [m for m in result.messages if m.role == "tool"]
     assert tool_messages[0].content == "3"
     assert tool_messages[1].content == "3" + REPEAT_HINT  # key order does not matter
@@ -149,7 +150,7 @@ async def test_same_call_with_a_new_result_is_not_a_repeat() -> None:
         return f"run {next(counter)}"
 
     model = ScriptedModel([call("check")] * 4 + [call("terminate", status="success", message="done")])
-    result = await Agent(model, tools=[check], max_repeats=2).run("task")
+    result = await Agent(model, tools=[check], max_repeats=2, resample_repeats=0).run("task")
     assert (result.state, result.reason, result.steps) == (RunState.FINISHED, "terminate", 5)
     assert not any(REPEAT_HINT in str(m.content) for m in result.messages if m.role == "tool")
 
@@ -157,7 +158,7 @@ async def test_same_call_with_a_new_result_is_not_a_repeat() -> None:
 async def test_stuck_on_a_successful_call_is_asked_for_its_final_answer() -> None:
     same = [call("add", a=1, b=2)] * 3
     model = ScriptedModel([*same, call("terminate", status="success", message="1 + 2 = 3")])
-    events = [event async for event in Agent(model, tools=[add]).iter("task")]
+    events = [event async for event in Agent(model, tools=[add], resample_repeats=0).iter("task")]
     finished = events[-1]
     assert isinstance(finished, RunFinished)
     assert (finished.state, finished.reason, finished.output, finished.step) == (
@@ -174,17 +175,17 @@ async def test_stuck_on_a_successful_call_is_asked_for_its_final_answer() -> Non
 
 async def test_wrap_up_that_does_not_finish_ends_stuck() -> None:
     failing = [call("add", a=1, b=2)] * 3 + [call("terminate", status="failure", message="cannot")]
-    result = await Agent(ScriptedModel(failing), tools=[add]).run("task")
+    result = await Agent(ScriptedModel(failing), tools=[add], resample_repeats=0).run("task")
     assert (result.state, result.reason) == (RunState.ERROR, "stuck")
     assert "repeated the same `add` call 3 times" in result.output
     # A repeated call that fails is not wrapped up: the model has no answer to give.
     broken = [call("add", a="x", b=2)] * 3
     model = ScriptedModel(broken)
-    result = await Agent(model, tools=[add], max_repeats=3).run("task")
+    result = await Agent(model, tools=[add], max_repeats=3, resample_repeats=0).run("task")
     assert (result.state, result.reason, len(model.requests)) == (RunState.ERROR, "stuck", 3)
     # Without terminate there is nothing to offer.
     model = ScriptedModel([call("add", a=1, b=2)] * 3)
-    result = await Agent(model, tools=[add], terminate_tool=False).run("task")
+    result = await Agent(model, tools=[add], terminate_tool=False, resample_repeats=0).run("task")
     assert (result.state, result.reason, len(model.requests)) == (RunState.ERROR, "stuck", 3)
 
 
@@ -464,21 +465,43 @@ async def test_terminate_beside_other_calls_is_not_run() -> None:
     assert_protocol(result.messages)
 
 
+class TemperatureRecorder(Model):
+    """A scripted model that also records the temperature of every request."""
+
+    def __init__(self, answers: list[object]) -> None:
+        self.inner = ScriptedModel(answers)  # type: ignore[arg-type]
+        self.temperatures: list[float | None] = []
+
+    async def request(
+        self, messages: Sequence[Message], tools: Sequence[ToolDefinition], settings: ModelSettings
+    ) -> ModelResponse:
+        self.temperatures.append(settings.temperature)
+        return await self.inner.request(messages, tools, settings)
+
+
 async def test_a_repeated_call_raises_the_temperature_of_the_next_request() -> None:
-    from pymanus.agent.loop import EXPLORE_TEMPERATURE
-    from pymanus.models.base import Model, ModelResponse, ModelSettings
-
-    class Recorder(Model):
-        def __init__(self, answers: list[object]) -> None:
-            self.inner = ScriptedModel(answers)  # type: ignore[arg-type]
-            self.temperatures: list[float | None] = []
-
-        async def request(
-            self, messages: Sequence[Message], tools: Sequence[ToolDefinition], settings: ModelSettings
-        ) -> ModelResponse:
-            self.temperatures.append(settings.temperature)
-            return await self.inner.request(messages, tools, settings)
-
-    model = Recorder([call("add", a=1, b=1), call("add", a=1, b=1), call("add", a=2, b=1), "3"])
-    await Agent(model, tools=[add], settings=ModelSettings(temperature=0.1)).run("task")
+    model = TemperatureRecorder([call("add", a=1, b=1), call("add", a=1, b=1), call("add", a=2, b=1), "3"])
+    agent = Agent(model, tools=[add], settings=ModelSettings(temperature=0.1), resample_repeats=0)
+    result = await agent.run("task")
     assert model.temperatures == [0.1, 0.1, EXPLORE_TEMPERATURE, 0.1]
+    assert [m.text for m in result.messages if m.role == "tool"] == ["2", "2" + REPEAT_HINT, "3"]
+
+
+async def test_a_response_repeating_the_last_step_is_sampled_again_before_it_runs() -> None:
+    answers = [call("add", a=1, b=1), call("add", b=1, a=1), call("add", a=2, b=1), "3"]
+    model = TemperatureRecorder(answers)
+    result = await Agent(model, tools=[add], settings=ModelSettings(temperature=0.1)).run("task")
+    assert model.temperatures == [0.1, 0.1, EXPLORE_TEMPERATURE, 0.1]
+    # The repeat never ran: the history holds the first call and the resampled one.
+    assert [m.text for m in result.messages if m.role == "tool"] == ["2", "3"]
+    assert (result.state, result.output, result.steps) == (RunState.FINISHED, "3", 3)
+    assert_protocol(result.messages)
+
+
+async def test_resampling_gives_up_and_runs_the_repeat() -> None:
+    same = call("add", a=1, b=1)
+    model = TemperatureRecorder([same, same, same, same, "2"])
+    result = await Agent(model, tools=[add], settings=ModelSettings(temperature=0.1), resample_repeats=2).run("task")
+    assert model.temperatures == [0.1, 0.1, EXPLORE_TEMPERATURE, EXPLORE_TEMPERATURE, EXPLORE_TEMPERATURE]
+    assert [m.text for m in result.messages if m.role == "tool"] == ["2", "2" + REPEAT_HINT]
+    assert (result.state, result.output) == (RunState.FINISHED, "2")

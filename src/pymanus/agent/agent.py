@@ -40,6 +40,8 @@ class Agent:
         max_steps: steps before the run ends in error.
         timeout: wall-clock seconds for a whole run.
         max_repeats: identical calls (same tool and arguments) that end a run as stuck.
+        resample_repeats: times a response making exactly the previous step's calls is
+            sampled again, at a higher temperature, before those calls run again.
         wrap_up: when the repeated call succeeds, ask once more, offering only ``terminate``,
             for the final answer before ending the run as stuck.
         terminate_tool: offer the ``terminate`` tool (the usual way to finish).
@@ -66,6 +68,7 @@ class Agent:
         max_steps: int = 30,
         timeout: float | None = None,
         max_repeats: int = 3,
+        resample_repeats: int = 2,
         wrap_up: bool = True,
         terminate_tool: bool = True,
         finish_on_text: bool = True,
@@ -85,7 +88,13 @@ class Agent:
         self._model: Model | None = model if isinstance(model, Model) else None
         self.system_prompt = system_prompt or DEFAULT_SYSTEM_PROMPT
         self.next_step_prompt = next_step_prompt
-        self.limits = RunLimits(max_steps=max_steps, timeout=timeout, max_repeats=max_repeats, wrap_up=wrap_up)
+        self.limits = RunLimits(
+            max_steps=max_steps,
+            timeout=timeout,
+            max_repeats=max_repeats,
+            resample_repeats=resample_repeats,
+            wrap_up=wrap_up,
+        )
         self.finish_on_text = finish_on_text
         self.stream = stream
         self.settings = settings or ModelSettings()

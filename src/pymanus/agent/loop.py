@@ -29,11 +29,11 @@ from pymanus.agent.events import (
     ToolCallFinished,
     ToolCallStarted,
 )
-from pymanus.agent.guards import REPEAT_HINT, FailureGuard, RepeatGuard
+from pymanus.agent.guards import REPEAT_HINT, FailureGuard, RepeatGuard, canonical_call
 from pymanus.agent.result import RunResult
 from pymanus.errors import ModelError
 from pymanus.messages import Message, Usage
-from pymanus.models.base import Model, ModelResponse, ModelSettings, TextChunk
+from pymanus.models.base import Model, ModelResponse, ModelSettings, TextChunk, ToolDefinition
 from pymanus.tools.tool import ToolContext
 from pymanus.tools.toolset import ToolOutcome, Toolset
 
@@ -65,6 +65,10 @@ class RunLimits:
     """Identical calls that end the run as stuck; the first repeat only earns a hint."""
     max_rejections: int = 2
     """Final answers the completion check may send back before one is accepted anyway."""
+    resample_repeats: int = 2
+    """Times a response that repeats the previous step's calls exactly is sampled again, more
+    freely, before it runs: nothing changed since, so the same calls would give the same
+    results (small models re-run a failing test unchanged until the run ends stuck)."""
     wrap_up: bool = True
     """A run stuck repeating a call that *succeeds* gets one last request, offering only
     ``terminate``, for its final answer (small models compute the answer, then keep
@@ -176,7 +180,7 @@ class Run:
             "run finished: %s (%s)",
             self.state.value,
             self.reason,
-            extra={"run_id": self.run_id, "step": self.step, "state": self.state.value, "reason": self.reason},
+            extra={**self._log_extra(), "state": self.state.value, "reason": self.reason},
         )
         await self._release()
         yield RunFinished(
@@ -206,13 +210,20 @@ class Run:
         failures = FailureGuard()
         for step in range(1, spec.limits.max_steps + 1):
             self.step = spec.context.step = step
+            request, tools = await self._request()
             response: ModelResponse | None = None
-            async for item in self._ask_model():
-                if isinstance(item, ModelResponse):
-                    response = item
-                else:
-                    yield item
-            assert response is not None  # _ask_model always ends with the response
+            for attempt in range(max(0, spec.limits.resample_repeats) + 1):
+                if response is not None:
+                    logger.info("the response repeats the last step's calls; sampling again", extra=self._log_extra())
+                async for item in self._ask_model(request, tools, explore=attempt > 0):
+                    if isinstance(item, ModelResponse):
+                        response = item
+                    else:
+                        yield item
+                assert response is not None  # _ask_model always ends with the response
+                if not self._repeats_last_step(response.message):
+                    break
+            assert response is not None
             message = response.message
             self.messages.append(message)
             if not message.tool_calls:
@@ -266,6 +277,20 @@ class Run:
             if self.state is not RunState.RUNNING:
                 return
 
+    def _repeats_last_step(self, message: Message) -> bool:
+        """Whether ``message`` makes exactly the calls of the previous step."""
+        previous = next((m for m in reversed(self.messages) if m.role == "assistant"), None)
+        if previous is None or not message.tool_calls:
+            return False
+
+        def calls(m: Message) -> list[str]:
+            return sorted(canonical_call(c.name, c.arguments) for c in m.tool_calls)
+
+        return calls(message) == calls(previous)
+
+    def _log_extra(self) -> dict[str, Any]:
+        return {"run_id": self.run_id, "step": self.step}
+
     def _can_wrap_up(self) -> bool:
         tool = self.spec.toolset.get("terminate")
         return self.spec.limits.wrap_up and tool is not None and tool.exclusive
@@ -274,7 +299,8 @@ class Run:
         """One last request offering only ``terminate``; the run ends either way."""
         spec = self.spec
         response: ModelResponse | None = None
-        async for item in self._ask_model(final=True):
+        request, tools = await self._request(final=True)
+        async for item in self._ask_model(request, tools):
             if isinstance(item, ModelResponse):
                 response = item
             else:
@@ -329,24 +355,33 @@ class Run:
             duration=outcome.duration,
         )
 
-    async def _ask_model(self, *, final: bool = False) -> AsyncGenerator[AnyEvent | ModelResponse, None]:
-        """Send the conversation; yield text deltas, then the :class:`ModelResponse`.
+    async def _request(self, *, final: bool = False) -> tuple[list[Message], list[ToolDefinition]]:
+        """The messages and tools of the next request: the conversation and the reminder.
 
         ``final``: the wrap-up request, which offers only ``terminate``.
         """
         spec = self.spec
-        request = self.messages
         tools = spec.toolset.definitions()
         if final:
-            request = [*self.messages, Message.user(WRAP_UP_PROMPT)]
             tools = [definition for definition in tools if definition.name == "terminate"]
-        elif spec.next_step_prompt and self.step > 1:
+            return [*self.messages, Message.user(WRAP_UP_PROMPT)], tools
+        if spec.next_step_prompt and self.step > 1:
             prompt = spec.next_step_prompt
             reminder = prompt if isinstance(prompt, str) else await _settled(prompt(self.task, spec.context))
             if reminder:
-                request = [*self.messages, Message.user(reminder)]
+                return [*self.messages, Message.user(reminder)], tools
+        return self.messages, tools
+
+    async def _ask_model(
+        self, request: list[Message], tools: list[ToolDefinition], *, explore: bool = False
+    ) -> AsyncGenerator[AnyEvent | ModelResponse, None]:
+        """Send ``request``; yield text deltas, then the :class:`ModelResponse`.
+
+        ``explore``: sample more freely (the model is repeating itself).
+        """
+        spec = self.spec
         settings = spec.settings
-        if self._explore:  # the model repeated itself: sample more freely once to break the loop
+        if explore or self._explore:  # the model repeated itself: sample more freely to break the loop
             self._explore = False
             floor = max(settings.temperature or 0.0, EXPLORE_TEMPERATURE)
             settings = settings.model_copy(update={"temperature": floor})
@@ -371,8 +406,7 @@ class Run:
             "model call %s",
             spec.model.name,
             extra={
-                "run_id": self.run_id,
-                "step": self.step,
+                **self._log_extra(),
                 "model": spec.model.name,
                 "finish_reason": response.finish_reason,
                 "prompt_tokens": response.usage.prompt_tokens,
