@@ -307,7 +307,7 @@ def test_a_list_of_workspace_files_written_by_hand_is_sent_back(tmp_path: Path) 
 
 
 def test_written_files_that_do_not_parse_send_the_answer_back(tmp_path: Path) -> None:
-    """A .json, .toml or .py file the run wrote must parse, whatever the task and the model."""
+    """A .json, .toml or .py file the run wrote must parse and a .md table must have rows, for any task."""
     context = ToolContext(run_id="r", workspace=tmp_path)
     (tmp_path / "old.json").write_text("{not json")  # there before the run: not the run's to fix
     task = "Set up the project."
@@ -316,8 +316,10 @@ def test_written_files_that_do_not_parse_send_the_answer_back(tmp_path: Path) ->
     (tmp_path / "pyproject.toml").write_text("[project]\nname weather\n")
     (tmp_path / "cli.py").write_text("def main(:\n    pass\n")
     (tmp_path / "notes.md").write_text("{not json either}")
+    (tmp_path / "counts.md").write_text("# Counts\n\n| file | lines |\n|------|-------|\n\n# Again\n")
     problem = missing_outputs(task, "Done.", context)
     assert problem is not None
+    assert "counts.md is not valid Markdown (the table at line 3 has a header and no rows)" in problem
     assert "cli.py is not valid Python (invalid syntax at line 1)" in problem
     assert "products.json is not valid JSON (Expecting property name enclosed in double quotes" in problem
     assert "pyproject.toml is not valid TOML (Expected '=' after a key" in problem
@@ -325,4 +327,5 @@ def test_written_files_that_do_not_parse_send_the_answer_back(tmp_path: Path) ->
     (tmp_path / "products.json").write_text('[{"name": "bolt"}]')
     (tmp_path / "pyproject.toml").write_text('[project]\nname = "weather"\n')
     (tmp_path / "cli.py").write_text("def main():\n    pass\n")
+    (tmp_path / "counts.md").write_text("| file | lines |\n| :--- | ---: |\n| a.txt | 3 |\n\n---\nThe end.\n")
     assert missing_outputs(task, "Done.", context) is None

@@ -92,10 +92,12 @@ def _numbers(text: str) -> set[float]:
 
 
 def invalid_outputs(context: ToolContext) -> list[str]:
-    """Files the run wrote in a format that does not parse: JSON, TOML, Python source.
+    """Files the run wrote in a format that does not parse: JSON, TOML, Python source, and
+    Markdown with a table of a header and no rows.
 
-    Such a file is wrong whatever the task: a model writes ``{'a': 1}`` to a .json file, or
-    a pyproject.toml of loose lines, and reads "Created" as success.
+    Such a file is wrong whatever the task: a model writes ``{'a': 1}`` to a .json file, a
+    pyproject.toml of loose lines, or a report whose code failed as the bare table header,
+    and reads "Created" as success.
     """
     workspace = Path(context.workspace)
     problems = []
@@ -118,10 +120,24 @@ def _compile(text: str) -> None:
     compile(text, "<file>", "exec")
 
 
+_TABLE_RULE = re.compile(r"^\s*\|?\s*:?-{3,}:?\s*(\|\s*:?-{3,}:?\s*)*\|?\s*$")
+
+
+def _check_tables(text: str) -> None:
+    """Raise ValueError for a Markdown table of a header row and no rows under it."""
+    lines = text.splitlines()
+    for number, line in enumerate(lines, start=1):
+        if _TABLE_RULE.match(line) and "|" in line:
+            below = lines[number] if number < len(lines) else ""
+            if "|" not in below:
+                raise ValueError(f"the table at line {number - 1} has a header and no rows")
+
+
 _FORMATS: dict[str, tuple[str, Callable[[str], object]]] = {
     ".json": ("JSON", json.loads),
     ".toml": ("TOML", tomllib.loads),
     ".py": ("Python", _compile),
+    ".md": ("Markdown", _check_tables),
 }
 
 
