@@ -23,7 +23,7 @@ from pymanus import (
     tool,
 )
 from pymanus.agent.guards import REPEAT_HINT
-from pymanus.agent.loop import EXPLORE_TEMPERATURE, NO_TOOL_CALL_NUDGE, WRAP_UP_PROMPT
+from pymanus.agent.loop import EXPLORE_TEMPERATURE, NO_TOOL_CALL_NUDGE, RESAMPLE_NOTE, WRAP_UP_PROMPT
 from pymanus.errors import ModelError
 from pymanus.models import FunctionModel, ScriptedModel, call
 from pymanus.models.base import Model, ModelResponse, ModelSettings, ToolDefinition
@@ -494,6 +494,8 @@ async def test_a_response_repeating_the_last_step_is_sampled_again_before_it_run
     assert model.temperatures == [0.1, 0.1, EXPLORE_TEMPERATURE, 0.1]
     # The repeat never ran: the history holds the first call and the resampled one.
     assert [m.text for m in result.messages if m.role == "tool"] == ["2", "3"]
+    assert model.inner.requests[2][-1] == Message.user(RESAMPLE_NOTE)  # said once, not kept
+    assert Message.user(RESAMPLE_NOTE) not in model.inner.requests[3]
     assert (result.state, result.output, result.steps) == (RunState.FINISHED, "3", 3)
     assert_protocol(result.messages)
 

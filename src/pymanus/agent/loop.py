@@ -48,6 +48,11 @@ WRAP_UP_PROMPT = (
     'taken from the results above, and status "success"; use status "failure" only if they do not answer it.'
 )
 
+RESAMPLE_NOTE = (
+    "Your reply repeated the calls of your previous step exactly. Nothing has changed since, so they would "
+    "give the same result again. Use that result: make a different call that moves the task forward."
+)
+
 NO_TOOL_CALL_NUDGE = (
     "You replied without calling a tool. Continue the task with a tool call, "
     "or call `terminate` with your final answer if the task is done."
@@ -67,8 +72,9 @@ class RunLimits:
     """Final answers the completion check may send back before one is accepted anyway."""
     resample_repeats: int = 2
     """Times a response that repeats the previous step's calls exactly is sampled again, more
-    freely, before it runs: nothing changed since, so the same calls would give the same
-    results (small models re-run a failing test unchanged until the run ends stuck)."""
+    freely and with :data:`RESAMPLE_NOTE`, before it runs: nothing changed since, so the same
+    calls would give the same results (small models re-run a failing test unchanged until the
+    run ends stuck; a higher temperature alone rarely moved the 1.5B off the repeat)."""
     wrap_up: bool = True
     """A run stuck repeating a call that *succeeds* gets one last request, offering only
     ``terminate``, for its final answer (small models compute the answer, then keep
@@ -215,7 +221,8 @@ class Run:
             for attempt in range(max(0, spec.limits.resample_repeats) + 1):
                 if response is not None:
                     logger.info("the response repeats the last step's calls; sampling again", extra=self._log_extra())
-                async for item in self._ask_model(request, tools, explore=attempt > 0):
+                asked = [*request, Message.user(RESAMPLE_NOTE)] if attempt else request
+                async for item in self._ask_model(asked, tools, explore=attempt > 0):
                     if isinstance(item, ModelResponse):
                         response = item
                     else:
