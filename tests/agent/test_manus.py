@@ -281,7 +281,7 @@ def test_uncomputed_outputs_are_checked_only_when_asked_and_no_code_ran(tmp_path
     (tmp_path / "settings.py").unlink()
     (tmp_path / "sales.csv").write_text(SALES)  # with data to compute from, code must run
     progress.task_message(task, context)
-    (tmp_path / "report.md").write_text("| Region | Total |\n|---|---|\n")
+    (tmp_path / "report.md").write_text("| Region | Total |\n|---|---|\n| North | 7 |\n")
     problem = missing_outputs(task, "Done.", context, uncomputed=True)
     assert problem is not None and "its values come from sales.csv" in problem
     assert missing_outputs(task, "Done.", context) is None  # a larger model is not second-guessed
