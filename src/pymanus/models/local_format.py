@@ -146,15 +146,13 @@ def _mark_python_source(node: Any) -> Any:
 # Nor can the code end on an opener, a comma or an operator: a small model writing
 # ``print(f'{"mean": ...}')`` forgot to escape the ``"`` and so ended the JSON string at
 # ``print(f'{``; code cannot end there, so the ``"`` must be the escaped one.
-# Nor can it hold the JSON escapes ``\b`` and ``\f``: a small model wrote ``r'\b\w+\b'``
-# in JSON, which decodes to backspaces, not the regex word boundary (``\\b``).
 _CODE_RULE = "pm-code"
 _CODE_PLACEHOLDER = {"const": "pm-code"}
 _CODE_GRAMMAR = (
     r'pm-code ::= "\"" (pm-code-char* pm-code-end)? "\""',
     r'pm-code-char ::= [^"\\;\x00-\x1F] | pm-code-escape',
     r'pm-code-end ::= [^"\\;\x00-\x1F{(\[,=:+*/.\-] | pm-code-escape',
-    r'pm-code-escape ::= "\\" (["\\/nrt] | "u" [0-9a-fA-F] [0-9a-fA-F] [0-9a-fA-F] [0-9a-fA-F])',
+    r'pm-code-escape ::= "\\" (["\\/bfnrt] | "u" [0-9a-fA-F] [0-9a-fA-F] [0-9a-fA-F] [0-9a-fA-F])',
 )
 
 
