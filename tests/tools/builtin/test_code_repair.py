@@ -83,6 +83,15 @@ def test_inline_blocks_are_left_alone_when_the_split_does_not_apply(code: str) -
     assert repair_inline_blocks(code) is None
 
 
+def test_backspace_and_form_feed_go_back_to_the_escapes_the_model_typed() -> None:
+    # The model typed \b in JSON, which decodes to a backspace: it meant the regex word boundary.
+    sent = "import re\nprint(re.findall(r'\x08\\w+\x08', 'a bc'))\nprint('x\x0cy')"
+    code, note = repair(sent)
+    assert code == "import re\nprint(re.findall(r'\\b\\w+\\b', 'a bc'))\nprint('x\\fy')"
+    assert note == ""
+    assert repair("print('a\x08\nb')") == ("print('a\\b\\nb')", STRING_NOTE)
+
+
 def test_repair_says_what_it_changed() -> None:
     assert repair("print('a\nb')") == ("print('a\\nb')", STRING_NOTE)
     assert repair("if 1: for a in [2]: print(a)") == ("if 1:\n    for a in [2]:\n        print(a)", BLOCKS_NOTE)

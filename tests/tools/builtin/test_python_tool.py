@@ -346,6 +346,12 @@ async def test_line_breaks_inside_string_literals_are_repaired(once: Tool) -> No
     assert "line breaks inside string literals" in result.text
 
 
+async def test_backspaces_from_json_run_as_the_regex_escapes_meant(once: Tool) -> None:
+    result = await call(once, "import re\nprint(re.findall(r'\x08\\w+\x08', 'two words'))")
+    assert not result.is_error, result.text
+    assert "['two', 'words']" in result.text
+
+
 async def test_blocks_nested_on_one_line_are_repaired(runner: PythonRunner) -> None:
     (runner.sandbox.workspace / "a.py").write_text("# TODO\n")
     code = "import os\nfor root, dirs, files in os.walk('.'): for name in files: if name.endswith('.py'): print(name)"

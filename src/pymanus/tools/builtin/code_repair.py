@@ -8,6 +8,11 @@ small models rarely do, so the code arrives with a raw line break in the middle 
 string literal and fails to compile. Joining such lines back with an escaped line
 break restores what the model meant.
 
+Backspace and form feed. ``\\b`` and ``\\f`` are JSON escapes too: a model writing a regex's
+word boundary ``\\b`` without doubling the backslash sends a backspace character, which
+compiles inside a string and silently matches nothing. Python source never means those
+control characters, so they always go back to the ``\\b`` and ``\\f`` the model typed.
+
 Programs on one line. Small models write ``for f in files: if f.endswith('.py'): print(f)``
 or ``import os; for f in os.listdir(): print(f)``: compound statements after a colon or a
 ``;``, which Python does not allow. Splitting the line at those colons (what follows goes
@@ -34,6 +39,7 @@ _PREFIXED_QUOTE = re.compile(r"[rRbBuUfF]{0,2}(['\"])")
 
 def repair(code: str) -> tuple[str, str]:
     """The code to run and a note for the model on what was repaired ("" if nothing was)."""
+    code = restore_control_escapes(code)
     repaired = repair_string_line_breaks(code)
     if repaired is not None:
         return repaired, STRING_NOTE
@@ -41,6 +47,11 @@ def repair(code: str) -> tuple[str, str]:
     if repaired is not None:
         return repaired, BLOCKS_NOTE
     return code, ""
+
+
+def restore_control_escapes(code: str) -> str:
+    """``code`` with backspace and form feed characters written back as ``\\b`` and ``\\f``."""
+    return code.replace("\x08", "\\b").replace("\x0c", "\\f")
 
 
 def repair_string_line_breaks(code: str) -> str | None:
