@@ -41,7 +41,8 @@ class Agent:
         timeout: wall-clock seconds for a whole run.
         max_repeats: identical calls (same tool and arguments) that end a run as stuck.
         resample_repeats: times a response making exactly the previous step's calls is
-            sampled again, at a higher temperature, before those calls run again.
+            sampled again (higher temperature, a note that they would give the same result)
+            before those calls run again.
         wrap_up: when the repeated call succeeds, ask once more, offering only ``terminate``,
             for the final answer before ending the run as stuck.
         terminate_tool: offer the ``terminate`` tool (the usual way to finish).

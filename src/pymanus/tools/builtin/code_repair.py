@@ -1,6 +1,7 @@
 """Repairs of mistakes small models make when they write code inside JSON.
 
-Each repair is used only when the original does not compile and the repaired code does.
+Backspace and form feed characters are always written back (below); every other repair is
+used only when the original does not compile and the repaired code does.
 
 Line breaks in strings. In a JSON string, ``\\n`` is a line break. A model that means the two characters
 backslash-n inside a Python string literal (``print('a\\nb')``) must write ``\\\\n``;
