@@ -111,6 +111,42 @@ async def test_traceback_shows_the_failing_line(once: Tool) -> None:
     assert "python_worker" not in result.text and "<string>" not in result.text
 
 
+async def test_wrong_arguments_show_the_callee_parameters(runner: PythonRunner) -> None:
+    code = "def area(width, height):\n    return width * height\narea(w=2, height=3)"
+    result = await call(runner.tool, code)
+    assert result.is_error and "unexpected keyword argument 'w'" in result.text
+    assert "The parameters it accepts:\n    area(width, height)\n" in result.text, result.text
+    missing = await call(runner.tool, "print(area(2))")
+    assert "    area(width, height)\n" in missing.text and "print(" not in missing.text.split("accepts:")[1]
+    builtin = await call(runner.tool, "sorted([2, 1], reversed=True)")
+    assert "sorted(iterable, /, *, key=None, reverse=False)" in builtin.text
+
+
+async def test_a_method_of_a_computed_object_is_named_without_calling_the_model_code(runner: PythonRunner) -> None:
+    # Like pandas' to_markdown passing unknown keywords on to tabulate: the error comes from a
+    # library function the method calls; the signature is the method's, from the frame it opened.
+    library = (
+        "def render(rows, *, upper=False):\n    return str(rows)\n"
+        "class Table:\n    def to_text(self, buf=None, *, index=True, **kwargs):\n        return render([], **kwargs)\n"
+    )
+    (Path(runner.sandbox.workspace) / "tables.py").write_text(library)
+    code = (
+        "from tables import Table\nmade = []\n"
+        "def make():\n    made.append(1)\n    return Table()\n"
+        "make().to_text(index=False, file_path='t.txt')"
+    )
+    result = await call(runner.tool, code)
+    assert "render() got an unexpected keyword argument 'file_path'" in result.text
+    assert "    Table.to_text(buf=None, *, index=True, **kwargs)\n" in result.text, result.text
+    assert (await call(runner.tool, "len(made)")).text == "1"  # make() ran once: by the code, not the hint
+
+
+async def test_other_type_errors_get_the_plain_hint(once: Tool) -> None:
+    result = await call(once, "total = 1 + 'a'")
+    assert result.is_error and "unsupported operand" in result.text
+    assert "Fix the code and run it again" in result.text and "accepts" not in result.text
+
+
 async def test_syntax_error(once: Tool) -> None:
     result = await call(once, "def broken(:\n    pass")
     assert result.is_error and "SyntaxError" in result.text and "def broken(:" in result.text

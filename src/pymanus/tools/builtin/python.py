@@ -396,6 +396,12 @@ class PythonRunner:
                 f"`{name}` is defined in {home.replace('.', '/')}.py, not in this code: "
                 f"import it first (from {home} import {name})."
             )
+        if status.get("signatures"):
+            accepted = "\n".join(f"    {signature}" for signature in status["signatures"])
+            return (
+                "The code raised TypeError (traceback above): a call's arguments do not match its parameters. "
+                f"The parameters it accepts:\n{accepted}\nFix the call to use only these and run it again."
+            )
         if error:
             return f"The code raised {error} (traceback above). Fix the code and run it again."
         exit_code = status.get("exit")

@@ -18,6 +18,7 @@ import builtins
 import contextlib
 import hashlib
 import importlib
+import inspect
 import json
 import linecache
 import os
@@ -137,6 +138,8 @@ def run_block(source: str, filename: str, namespace: dict[str, Any]) -> dict[str
             status.update(_missing_name(exc))
         elif isinstance(exc, NameError) and exc.name:
             status["undefined"] = exc.name
+        elif isinstance(exc, TypeError) and (signatures := call_signatures(exc)):
+            status["signatures"] = signatures
         return status
     return {"ok": True}
 
@@ -166,6 +169,82 @@ def _missing_name(exc: ImportError | AttributeError) -> dict[str, str]:
     if match is None or not where.startswith(here):
         return {}
     return {"missing": match.group(1), "module_file": where[len(here) :]}
+
+
+# TypeErrors a call's arguments cause: a keyword the callee does not take, one missing, too many.
+_ARGUMENT_ERROR = re.compile(r"keyword argument|positional argument|required argument|\btakes\b.*\bargument")
+_KEYWORD = re.compile(r"keyword argument '(\w+)'|'(\w+)' is an invalid keyword argument")
+_CALLEE = re.compile(r"(\w+)\(\)")
+SIGNATURE_CHARS = 600
+"""A signature's share of the observation (pandas.read_csv has fifty parameters)."""
+_DOTTED = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*")
+
+
+def call_signatures(exc: TypeError) -> list[str]:
+    """The signatures of the calls a TypeError about arguments comes from, on the model's failing line.
+
+    Small models guess parameter names (``df.to_markdown(file_path=...)``) and, told only
+    "got an unexpected keyword argument", guess the same again. Nothing the model wrote is
+    called to find a callee: a dotted name is looked up in the failing frame, and a method
+    of a computed object (``df.groupby(...).sum().to_markdown``) is taken from the frame
+    the call opened, when the error came from inside it.
+    """
+    message = str(exc)
+    if not _ARGUMENT_ERROR.search(message):
+        return []
+    frames = list(traceback.walk_tb(exc.__traceback__))
+    mine = [i for i, (frame, _) in enumerate(frames) if frame.f_code.co_filename.startswith("<cell")]
+    if not mine:
+        return []
+    frame, line = frames[mine[-1]]
+    inner = frames[mine[-1] + 1][0] if mine[-1] + 1 < len(frames) else None
+    try:
+        tree = ast.parse("".join(linecache.getlines(frame.f_code.co_filename)))
+    except SyntaxError:
+        return []
+    calls = [
+        node
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Call) and node.lineno <= line <= (node.end_lineno or node.lineno)
+    ]
+    keyword = _KEYWORD.search(message)
+    if keyword:  # the call that passed the keyword the error names, if one did
+        named = keyword.group(1) or keyword.group(2)
+        calls = [c for c in calls if any(k.arg == named for k in c.keywords)] or calls
+    callee = _CALLEE.match(message)
+    if callee:  # "f() missing 1 required positional argument": the calls of f, if any
+        calls = [c for c in calls if _last_name(c.func) == callee.group(1)] or calls
+    signatures: list[str] = []
+    for node in calls:
+        text = _signature(node.func, frame, inner)
+        if text is None or text in signatures:
+            continue
+        signatures.append(text if len(text) <= SIGNATURE_CHARS else text[: SIGNATURE_CHARS - 4] + " ...)")
+    return signatures[:3]
+
+
+def _last_name(func: ast.expr) -> str:
+    return func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+
+
+def _signature(func: ast.expr, frame: types.FrameType, inner: types.FrameType | None) -> str | None:
+    """``name(parameters)`` for the callee ``func`` of a call in ``frame`` (``inner``: the frame it opened)."""
+    name = ast.unparse(func)
+    try:
+        if _DOTTED.fullmatch(name):
+            callee = eval(name, frame.f_globals, frame.f_locals)  # attribute lookups only (checked above)
+        elif isinstance(func, ast.Attribute) and inner is not None and inner.f_code.co_name == func.attr:
+            owner = inner.f_locals["self"]
+            callee = getattr(owner, func.attr)
+            name = f"{type(owner).__name__}.{func.attr}"
+        else:
+            return None
+        signature = inspect.signature(callee)
+    except Exception:
+        return None
+    # Without annotations: pandas' type aliases would take more room than the names.
+    bare = [p.replace(annotation=inspect.Parameter.empty) for p in signature.parameters.values()]
+    return f"{name}{signature.replace(parameters=bare, return_annotation=inspect.Signature.empty)}"
 
 
 def _describe_error(exc: BaseException) -> str:
