@@ -20,6 +20,7 @@ from pymanus.agent import progress
 from pymanus.agent.agent import Agent
 from pymanus.agent.progress import locate, named_files, read_head
 from pymanus.agent.renames import rename_notes
+from pymanus.agent.table_checks import table_problems
 from pymanus.agent.task_checks import CheckResult, TaskChecks
 from pymanus.config import Settings
 from pymanus.models.base import Model, ModelSettings
@@ -96,9 +97,10 @@ def missing_outputs(
     template instead of the values, or answer with a placeholder. Checked: every file the
     task names exists and is not empty or a template, the answer is not a placeholder,
     no file still uses a name the task renames, every JSON, TOML or Python file the run
-    wrote parses, the task's named checks (``checks``, already run) pass, and
-    (``uncomputed``) no data file was written from the model's head (see
-    :func:`progress.uncomputed_outputs`).
+    wrote parses, the tables it wrote have the columns the task lists and no empty cells
+    the inputs lack (:mod:`pymanus.agent.table_checks`), the task's named checks
+    (``checks``, already run) pass, and (``uncomputed``) no data file was written from the
+    model's head (see :func:`progress.uncomputed_outputs`).
     """
     workspace = Path(context.workspace)
     problems = []
@@ -116,6 +118,7 @@ def missing_outputs(
     problems.extend(f"the task's check still fails: {c.describe(CHECK_NOTE_CHARS)}" for c in checks if not c.passed)
     problems.extend(rename_notes(task, workspace))
     problems.extend(progress.invalid_outputs(context))
+    problems.extend(table_problems(task, context))
     if uncomputed:
         computed = bool(context.state.get(CODE_RAN))
         problems.extend(progress.uncomputed_outputs(task, context, computed=computed))

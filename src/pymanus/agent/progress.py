@@ -36,7 +36,7 @@ NEXT_STEP_PROMPT = (
 )
 
 # File names the task mentions: a name with a common extension, optionally in folders.
-_FILE_NAME = re.compile(
+FILE_NAME = re.compile(
     r"(?<![\w./-])((?:[\w-]+/)*[\w][\w.-]*\.(?:md|txt|csv|tsv|json|jsonl|py|html|yaml|yml|toml|xml|png|svg|log|ini))\b"
 )
 _START = "progress.start"
@@ -52,7 +52,7 @@ REMINDER_CHECK_CHARS = 800
 
 def named_files(task: str) -> list[str]:
     """The file names ``task`` mentions, in order, without repeats."""
-    return list(dict.fromkeys(_FILE_NAME.findall(task)))
+    return list(dict.fromkeys(FILE_NAME.findall(task)))
 
 
 def locate(workspace: Path, name: str, snapshot: Snapshot | None = None) -> Path | None:
@@ -101,7 +101,7 @@ def invalid_outputs(context: ToolContext) -> list[str]:
     """
     workspace = Path(context.workspace)
     problems = []
-    for name in _written(context):
+    for name in written_files(context):
         kind, parse = _FORMATS.get(Path(name).suffix.lower(), ("", None))
         if parse is None:
             continue
@@ -120,14 +120,14 @@ def _compile(text: str) -> None:
     compile(text, "<file>", "exec")
 
 
-_TABLE_RULE = re.compile(r"^\s*\|?\s*:?-{3,}:?\s*(\|\s*:?-{3,}:?\s*)*\|?\s*$")
+TABLE_RULE = re.compile(r"^\s*\|?\s*:?-{3,}:?\s*(\|\s*:?-{3,}:?\s*)*\|?\s*$")
 
 
 def _check_tables(text: str) -> None:
     """Raise ValueError for a Markdown table of a header row and no rows under it."""
     lines = text.splitlines()
     for number, line in enumerate(lines, start=1):
-        if _TABLE_RULE.match(line) and "|" in line:
+        if TABLE_RULE.match(line) and "|" in line:
             below = lines[number] if number < len(lines) else ""
             if "|" not in below:
                 raise ValueError(f"the table at line {number - 1} has a header and no rows")
@@ -141,9 +141,14 @@ _FORMATS: dict[str, tuple[str, Callable[[str], object]]] = {
 }
 
 
-def _written(context: ToolContext) -> list[str]:
+def written_files(context: ToolContext) -> list[str]:
     """The files the run has created or changed so far ([] before :func:`task_message` took the first scan)."""
     return changed_files(context.state.get(_START), scan(Path(context.workspace)))
+
+
+def input_files(context: ToolContext, written: Sequence[str]) -> list[str]:
+    """The files the workspace held when the run started, other than those in ``written``."""
+    return [name for name in sorted(context.state.get(_START) or ()) if name not in written]
 
 
 def uncomputed_outputs(task: str, context: ToolContext, *, computed: bool) -> list[str]:
@@ -160,8 +165,8 @@ def uncomputed_outputs(task: str, context: ToolContext, *, computed: bool) -> li
     if computed or start is None:
         return []
     workspace = Path(context.workspace)
-    written = _written(context)
-    inputs = [name for name in sorted(start) if name not in written]
+    written = written_files(context)
+    inputs = input_files(context, written)
     data = [name for name in inputs if name.endswith(_TABLE_SUFFIXES)]
     known = _numbers(task)
     for name in inputs[:_KNOWN_INPUTS]:  # any text: a port in settings.py is as given as one in a CSV

@@ -120,16 +120,21 @@ def _head_of(path: str, text: str, budget: int) -> str:
 
 
 def _empty_cells(path: str, lines: list[str]) -> str:
+    counted = empty_cells(path, lines)
+    return f"\nEmpty cells: {', '.join(f'{n} in {name}' for name, n in counted.items())}." if counted else ""
+
+
+def empty_cells(path: str, lines: list[str]) -> dict[str, int]:
+    """Empty cells per column of a CSV file's ``lines`` (columns with none left out; {} for other files)."""
     if not path.lower().endswith(".csv") or len(lines) < 2:
-        return ""
+        return {}
     rows = list(csv.reader(lines))
     header = rows[0]
-    empty = [
-        f"{sum(1 for row in rows[1:] if column < len(row) and not row[column].strip())} in {name}"
+    counts = {
+        name: sum(1 for row in rows[1:] if column < len(row) and not row[column].strip())
         for column, name in enumerate(header)
-    ]
-    counted = [note for note in empty if not note.startswith("0 ")]
-    return f"\nEmpty cells: {', '.join(counted)}." if counted else ""
+    }
+    return {name: count for name, count in counts.items() if count}
 
 
 def describe_workspace(root: Path, show_budget: int = SHOW_BUDGET) -> str:

@@ -1,0 +1,102 @@
+"""Checks of the tables a run wrote against the task: the columns it asks for, cells left empty.
+
+Small models merge two CSV files with a left join (a row of empty cells for a customer
+with no order), keep pandas' column order instead of the one the task lists, or add an
+index column, and call the result done: the rows were in front of them, but they did not
+hold them against the task. :func:`table_problems` names both when a final answer is
+given (:func:`pymanus.agent.manus.missing_outputs`), for every model.
+"""
+
+from __future__ import annotations
+
+import csv
+import re
+from collections.abc import Sequence
+from pathlib import Path
+
+from pymanus.agent.progress import FILE_NAME, TABLE_RULE, input_files, locate, read_head, written_files
+from pymanus.tools.builtin.workspace_scan import empty_cells
+from pymanus.tools.tool import ToolContext
+
+_NAME = r"(?!and\b)[`'\"]?[A-Za-z_][\w-]*[`'\"]?"
+# "the columns order_id, customer_id, name", "columns: player and score"
+_COLUMNS = re.compile(rf"\bcolumns\s*:?\s*({_NAME}(?:\s*,\s*{_NAME})*(?:\s*,?\s+and\s+{_NAME})?)")
+_SEPARATOR = re.compile(r"\s*,\s*(?:and\s+)?|\s+and\s+")
+_NOT_A_COLUMN = {"a", "an", "the", "its", "their", "each", "every", "all", "of", "for", "with", "in", "from"}
+_TABLES = (".csv", ".tsv", ".md")
+_INPUTS_READ = 50
+"""Input CSV files read to learn whether the inputs have empty cells."""
+
+
+def table_problems(task: str, context: ToolContext) -> list[str]:
+    """What is wrong with the tables the run wrote: columns other than those the task lists, empty cells."""
+    workspace = Path(context.workspace)
+    written = written_files(context)
+    problems = []
+    requested = requested_columns(task)
+    path = locate(workspace, requested[0]) if requested is not None else None
+    if requested is not None and path is not None and path.relative_to(workspace).as_posix() in written:
+        name, columns = requested
+        header = table_header(path)
+        if header is not None and [_key(c) for c in header] != [_key(c) for c in columns]:
+            order = " in this order" if sorted(map(_key, header)) == sorted(map(_key, columns)) else ""
+            problems.append(
+                f"{name} has the columns {', '.join(header)}, but the task asks for the columns "
+                f"{', '.join(columns)}{order}"
+            )
+    problems.extend(_empty_cell_problems(workspace, written, input_files(context, written)))
+    return problems
+
+
+def requested_columns(task: str) -> tuple[str, list[str]] | None:
+    """The table file the task lists columns for, and the columns: ("merged.csv", ["order_id", ...]).
+
+    The file is the last table file the task names before the list (or else the first after it).
+    """
+    match = _COLUMNS.search(task)
+    if match is None:
+        return None
+    columns = [name.strip("`'\"") for name in _SEPARATOR.split(match.group(1).strip())]
+    if len(columns) < 2 or any(name.lower() in _NOT_A_COLUMN for name in columns):
+        return None  # "the columns of the table", "the columns name and the total": not a list of names
+    files = [(m.start(), m.group(1)) for m in FILE_NAME.finditer(task) if m.group(1).lower().endswith(_TABLES)]
+    before = [name for start, name in files if start < match.start()]
+    after = [name for start, name in files if start > match.start()]
+    name = before[-1] if before else after[0] if after else None
+    return (name, columns) if name is not None else None
+
+
+def table_header(path: Path) -> list[str] | None:
+    """The column names of a CSV or TSV file, or of the first table of a Markdown file."""
+    text = read_head(path)
+    lines = text.splitlines()
+    if not lines:
+        return None
+    if path.suffix.lower() in (".csv", ".tsv"):
+        return next(csv.reader(lines[:1], delimiter="\t" if path.suffix.lower() == ".tsv" else ","), None)
+    for number, line in enumerate(lines[1:], start=1):
+        if TABLE_RULE.match(line) and "|" in line and "|" in lines[number - 1]:
+            return [cell.strip() for cell in lines[number - 1].strip().strip("|").split("|")]
+    return None
+
+
+def _key(column: str) -> str:
+    """A column name as compared: case, spaces and punctuation aside ("Order ID" is order_id)."""
+    return re.sub(r"[\W_]+", "", column).lower()
+
+
+def _empty_cell_problems(workspace: Path, written: Sequence[str], inputs: Sequence[str]) -> list[str]:
+    """Written CSV files with empty cells, when the run's input CSV files have none."""
+    sources = [name for name in inputs if name.lower().endswith(".csv")][:_INPUTS_READ]
+    if not sources or any(empty_cells(name, read_head(workspace / name).splitlines()) for name in sources):
+        return []
+    problems = []
+    for name in written:
+        counted = empty_cells(name, read_head(workspace / name).splitlines())
+        if counted:
+            cells = ", ".join(f"{count} in {column}" for column, count in counted.items())
+            problems.append(
+                f"{name} has empty cells ({cells}) though the input CSV files have none: rows that found "
+                "no match in a merge, or values that did not parse? Check the code that wrote it"
+            )
+    return problems

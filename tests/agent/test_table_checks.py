@@ -1,0 +1,103 @@
+"""Tables the run wrote, held against the task: the columns it lists, cells left empty."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from pymanus.agent import progress
+from pymanus.agent.manus import missing_outputs
+from pymanus.agent.table_checks import requested_columns, table_header, table_problems
+from pymanus.tools.tool import ToolContext
+
+MERGE_TASK = (
+    "Merge orders.csv with customers.csv on customer_id and write merged.csv with one row per order "
+    "and the columns order_id, customer_id, name, city, amount."
+)
+
+
+@pytest.fixture
+def merge_run(tmp_path: Path) -> ToolContext:
+    (tmp_path / "orders.csv").write_text("order_id,customer_id,amount\n5001,1,9.5\n5002,1,3.0\n")
+    (tmp_path / "customers.csv").write_text("customer_id,name,city\n1,Ana,Lyon\n2,Ben,Porto\n")
+    context = ToolContext(run_id="r", workspace=tmp_path)
+    progress.task_message(MERGE_TASK, context)
+    return context
+
+
+@pytest.mark.parametrize(
+    ("task", "expected"),
+    [
+        (MERGE_TASK, ("merged.csv", ["order_id", "customer_id", "name", "city", "amount"])),
+        ("From scores.csv, write top5.csv with the columns player and score.", ("top5.csv", ["player", "score"])),
+        (
+            "Make a table with columns: `file`, `lines`, and `words`; save it as counts.md",
+            ("counts.md", ["file", "lines", "words"]),
+        ),
+        ("Write out.csv with the columns name and the total.", None),  # "the" is no column
+        ("Sort the columns of data.csv.", None),
+        ("Write the columns id, name.", None),  # no table file named
+        ("Write report.md with a table of regions and totals.", None),
+    ],
+)
+def test_the_columns_a_task_lists_and_their_file(task: str, expected: tuple[str, list[str]] | None) -> None:
+    assert requested_columns(task) == expected
+
+
+def test_headers_of_csv_tsv_and_markdown_tables(tmp_path: Path) -> None:
+    (tmp_path / "a.csv").write_text('id,"full name"\n1,x\n')
+    (tmp_path / "a.tsv").write_text("id\tname\n")
+    (tmp_path / "a.md").write_text("# Report\n\n| Region | Total |\n|:---|---:|\n| North | 3 |\n")
+    (tmp_path / "b.md").write_text("no table | here\n")
+    assert table_header(tmp_path / "a.csv") == ["id", "full name"]
+    assert table_header(tmp_path / "a.tsv") == ["id", "name"]
+    assert table_header(tmp_path / "a.md") == ["Region", "Total"]
+    assert table_header(tmp_path / "b.md") is None
+
+
+def test_columns_out_of_order_or_missing_send_the_answer_back(merge_run: ToolContext) -> None:
+    merged = Path(merge_run.workspace) / "merged.csv"
+    merged.write_text("customer_id,name,city,order_id,amount\n1,Ana,Lyon,5001,9.5\n1,Ana,Lyon,5002,3.0\n")
+    problem = missing_outputs(MERGE_TASK, "Done.", merge_run)
+    assert problem is not None
+    assert (
+        "merged.csv has the columns customer_id, name, city, order_id, amount, but the task asks for the columns "
+        "order_id, customer_id, name, city, amount in this order"
+    ) in problem
+    merged.write_text("order_id,customer_id,name,amount\n5001,1,Ana,9.5\n5002,1,Ana,3.0\n")
+    problem = missing_outputs(MERGE_TASK, "Done.", merge_run)
+    assert problem is not None and "has the columns order_id, customer_id, name, amount, but" in problem
+    assert "in this order" not in problem
+    merged.write_text("Order ID,Customer ID,Name,City,Amount\n5001,1,Ana,Lyon,9.5\n5002,1,Ana,Lyon,3.0\n")
+    assert missing_outputs(MERGE_TASK, "Done.", merge_run) is None  # the same names, written as titles
+
+
+def test_empty_cells_the_inputs_lack_send_the_answer_back(merge_run: ToolContext) -> None:
+    workspace = Path(merge_run.workspace)
+    (workspace / "merged.csv").write_text(
+        "order_id,customer_id,name,city,amount\n5001,1,Ana,Lyon,9.5\n5002,1,Ana,Lyon,3.0\n,2,Ben,Porto,\n"
+    )
+    assert table_problems(MERGE_TASK, merge_run) == [
+        "merged.csv has empty cells (1 in order_id, 1 in amount) though the input CSV files have none: rows that "
+        "found no match in a merge, or values that did not parse? Check the code that wrote it"
+    ]
+    (workspace / "customers.csv").write_text("customer_id,name,city\n1,Ana,\n2,Ben,Porto\n")
+    # Written by the run now, so no longer an input: the inputs left (orders.csv) have no empty cells.
+    assert table_problems(MERGE_TASK, merge_run)
+
+
+def test_empty_cells_are_fine_when_an_input_has_them_too(tmp_path: Path) -> None:
+    (tmp_path / "people.csv").write_text("name,email\nAna,\nBen,ben@example.org\n")
+    context = ToolContext(run_id="r", workspace=tmp_path)
+    task = "Copy people.csv to contacts.csv."
+    progress.task_message(task, context)
+    (tmp_path / "contacts.csv").write_text("name,email\nAna,\nBen,ben@example.org\n")
+    assert table_problems(task, context) == []
+    assert missing_outputs(task, "Done.", context) is None
+
+
+def test_a_table_file_the_run_did_not_write_is_not_judged(merge_run: ToolContext) -> None:
+    Path(merge_run.workspace, "merged.csv").write_text("x,y\n1,\n")
+    progress.task_message(MERGE_TASK, merge_run)  # merged.csv was there before the run
+    assert table_problems(MERGE_TASK, merge_run) == []
