@@ -14,6 +14,7 @@ from pymanus.agent import progress
 from pymanus.agent.manus import build_manus_agent, missing_outputs
 from pymanus.config import Settings
 from pymanus.models import Model, ScriptedModel, call
+from pymanus.tools.builtin.files import numbered_line
 from pymanus.tools.builtin.python import CODE_RAN
 from pymanus.tools.tool import ToolContext
 
@@ -328,4 +329,19 @@ def test_written_files_that_do_not_parse_send_the_answer_back(tmp_path: Path) ->
     (tmp_path / "pyproject.toml").write_text('[project]\nname = "weather"\n')
     (tmp_path / "cli.py").write_text("def main():\n    pass\n")
     (tmp_path / "counts.md").write_text("| file | lines |\n| :--- | ---: |\n| a.txt | 3 |\n\n---\nThe end.\n")
+    assert missing_outputs(task, "Done.", context) is None
+
+
+def test_a_file_holding_a_tools_numbered_lines_sends_the_answer_back(tmp_path: Path) -> None:
+    """What read_file showed, copied into a file line numbers and all, is no file content."""
+    context = ToolContext(run_id="r", workspace=tmp_path)
+    task = "Write the files that contain TODO to todo_files.txt."
+    progress.task_message(task, context)
+    shown = "\n".join(numbered_line(n, text) for n, text in enumerate(["def main():", "    # TODO", "    return 1"], 1))
+    (tmp_path / "todo_files.txt").write_text(f"src/app/main.py (lines 1-3 of 3):\n{shown}\n")
+    problem = missing_outputs(task, "Done.", context)
+    assert problem is not None
+    assert "todo_files.txt holds lines copied from a tool's output, with the line numbers the tool shows" in problem
+    (tmp_path / "todo_files.txt").write_text("src/app/main.py\n")
+    (tmp_path / "ids.tsv").write_text("1\tAna\n2\tBen\n")  # a TSV whose first column is a number is data
     assert missing_outputs(task, "Done.", context) is None

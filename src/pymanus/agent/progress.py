@@ -27,6 +27,7 @@ from pathlib import Path
 from pymanus.agent.renames import rename_notes
 from pymanus.agent.task_checks import CheckResult
 from pymanus.sandbox.streams import fit
+from pymanus.tools.builtin.files import NUMBERED_LINE
 from pymanus.tools.builtin.workspace_scan import Snapshot, changed_files, describe_workspace, scan
 from pymanus.tools.tool import ToolContext
 
@@ -92,28 +93,35 @@ def _numbers(text: str) -> set[float]:
 
 
 def invalid_outputs(context: ToolContext) -> list[str]:
-    """Files the run wrote in a format that does not parse: JSON, TOML, Python source, and
-    Markdown with a table of a header and no rows.
+    """Files the run wrote in a format that does not parse (JSON, TOML, Python source, and
+    Markdown with a table of a header and no rows), or that hold a tool's numbered lines.
 
     Such a file is wrong whatever the task: a model writes ``{'a': 1}`` to a .json file, a
-    pyproject.toml of loose lines, or a report whose code failed as the bare table header,
-    and reads "Created" as success.
+    pyproject.toml of loose lines, a report whose code failed as the bare table header, or
+    what read_file showed it, line numbers and all, and reads "Created" as success.
     """
     workspace = Path(context.workspace)
     problems = []
     for name in written_files(context):
-        kind, parse = _FORMATS.get(Path(name).suffix.lower(), ("", None))
-        if parse is None:
-            continue
         text = read_head(workspace / name)
-        if len(text) >= _READ_LIMIT:
-            continue  # only the head was read: it cannot be judged
+        if _copied_tool_lines(text):
+            problems.append(f"{name} holds lines copied from a tool's output, with the line numbers the tool shows")
+            continue
+        kind, parse = _FORMATS.get(Path(name).suffix.lower(), ("", None))
+        if parse is None or len(text) >= _READ_LIMIT:
+            continue  # no format to check, or only the head was read: it cannot be judged
         try:
             parse(text)
         except (ValueError, SyntaxError) as exc:  # JSONDecodeError and TOMLDecodeError are ValueErrors
             detail = f"{exc.msg} at line {exc.lineno}" if isinstance(exc, SyntaxError) else str(exc)
             problems.append(f"{name} is not valid {kind} ({detail})")
     return problems
+
+
+def _copied_tool_lines(text: str) -> bool:
+    """Whether most lines of ``text`` (two or more) are numbered as the file tools show them."""
+    lines = [line for line in text.splitlines() if line.strip()]
+    return len(lines) >= 2 and 2 * len(NUMBERED_LINE.findall(text)) >= len(lines)
 
 
 def _compile(text: str) -> None:

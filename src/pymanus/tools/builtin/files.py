@@ -15,6 +15,7 @@ import csv
 import difflib
 import functools
 import os
+import re
 import threading
 from collections import deque
 from collections.abc import Callable
@@ -328,6 +329,15 @@ def _decode(raw: bytes) -> str:
     return line
 
 
+NUMBERED_LINE = re.compile(r"^(?=[ \d]{6}\t) *\d+\t", re.MULTILINE)
+"""A line as :func:`numbered_line` shows it (found again in files a model copied a tool's output into)."""
+
+
+def numbered_line(number: int, text: str) -> str:
+    """A file's line as the tools show it: its number right-aligned, a tab, the text."""
+    return f"{number:>6}\t{text}"
+
+
 def _numbered(path: str, handle: Any, start: int, end: int | None, budget: int, *, count_all: bool) -> str:
     """Lines ``start``..``end`` with numbers, within ``budget`` characters; counts all lines if asked."""
     shown: list[str] = []
@@ -340,7 +350,7 @@ def _numbered(path: str, handle: Any, start: int, end: int | None, budget: int, 
             continue
         done = (end is not None and number > end) or stopped_at is not None
         if not done:
-            line = f"{number:>6}\t{_decode(raw)}"
+            line = numbered_line(number, _decode(raw))
             if used + len(line) > budget and shown:
                 stopped_at = number
                 done = True
@@ -363,7 +373,7 @@ def _preview(path: str, real: Path, handle: Any, size: int) -> str:
     for number, raw in enumerate(handle, 1):
         total = number
         if number <= PREVIEW_ROWS:
-            rows.append(f"{number:>6}\t{_decode(raw)}")
+            rows.append(numbered_line(number, _decode(raw)))
         elif size > 50_000_000:
             break
     counted = f"{total:,} lines" if size <= 50_000_000 else human_size(size)
@@ -443,4 +453,4 @@ def _insert(path: str, text: str, after: int, new: str) -> tuple[str, int]:
 def _snippet(text: str, first: int, count: int, context: int = 3) -> str:
     lines = text.splitlines()
     low, high = max(first - context, 1), min(first + count - 1 + context, len(lines))
-    return "\n".join(f"{n:>6}\t{_decode(lines[n - 1].encode())}" for n in range(low, high + 1))
+    return "\n".join(numbered_line(n, _decode(lines[n - 1].encode())) for n in range(low, high + 1))
