@@ -14,8 +14,9 @@ from pymanus.agent import progress
 from pymanus.agent.manus import build_manus_agent, missing_outputs
 from pymanus.config import Settings
 from pymanus.models import Model, ScriptedModel, call
+from pymanus.sandbox import Sandbox
 from pymanus.tools.builtin.files import numbered_line
-from pymanus.tools.builtin.python import CODE_RAN
+from pymanus.tools.builtin.python import CODE_OUTPUT, CODE_RAN, PythonRunner
 from pymanus.tools.tool import ToolContext
 
 needs_bwrap = pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap is not installed")
@@ -345,3 +346,25 @@ def test_a_file_holding_a_tools_numbered_lines_sends_the_answer_back(tmp_path: P
     (tmp_path / "todo_files.txt").write_text("src/app/main.py\n")
     (tmp_path / "ids.tsv").write_text("1\tAna\n2\tBen\n")  # a TSV whose first column is a number is data
     assert missing_outputs(task, "Done.", context) is None
+
+
+def test_an_answer_with_a_number_no_file_or_code_output_holds_is_sent_back(tmp_path: Path) -> None:
+    (tmp_path / "config").mkdir()
+    (tmp_path / "config" / "servers.ini").write_text("[staging]\nport = 9090\n")
+    context = ToolContext(run_id="r", workspace=tmp_path)
+    task = "Which port does the staging server use?"
+    progress.task_message(task, context)
+    problem = missing_outputs(task, "The staging server uses port 9091.", context, uncomputed=True)
+    assert problem is not None and "your answer gives 9091, which is in no file, in no output of your code" in problem
+    assert missing_outputs(task, "The staging server uses port 9090.", context, uncomputed=True) is None
+    assert missing_outputs(task, "It uses port 9091.", context) is None  # a larger model is not second-guessed
+    context.state[CODE_OUTPUT] = "\nports: 9091, 9092\n"  # a number the run's code printed is founded
+    assert missing_outputs(task, "It uses port 9091.", context, uncomputed=True) is None
+
+
+async def test_what_the_code_printed_is_kept_for_the_answer_check(tmp_path: Path) -> None:
+    runner = PythonRunner(Sandbox(tmp_path, backend="none"), session=False)
+    context = ToolContext(run_id="r", workspace=tmp_path)
+    for code in ("print(6 * 7)", "print(1 / 0)"):
+        await runner.tool.run(runner.tool.validate({"code": code}), context)
+    assert "42" in context.state[CODE_OUTPUT] and "ZeroDivisionError" in context.state[CODE_OUTPUT]

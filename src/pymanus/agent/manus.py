@@ -29,7 +29,7 @@ from pymanus.sandbox.process import Sandbox
 from pymanus.tools.builtin.files import file_tools
 from pymanus.tools.builtin.human import AskHuman, ask_human_tool
 from pymanus.tools.builtin.planning import planning_tool
-from pymanus.tools.builtin.python import CODE_RAN, PythonRunner
+from pymanus.tools.builtin.python import CODE_OUTPUT, CODE_RAN, PythonRunner
 from pymanus.tools.builtin.search import SearchConfig, build_search_backends, web_search_tool
 from pymanus.tools.builtin.shell import shell_tool
 from pymanus.tools.builtin.web import WebPolicy, web_fetch_tool
@@ -100,7 +100,8 @@ def missing_outputs(
     wrote parses, the tables it wrote have the columns the task lists and no empty cells
     the inputs lack (:mod:`pymanus.agent.table_checks`), the task's named checks
     (``checks``, already run) pass, and (``uncomputed``) no data file was written from the
-    model's head (see :func:`progress.uncomputed_outputs`).
+    model's head and the answer has no number that is in no file and no code output (see
+    :func:`progress.uncomputed_outputs` and :func:`progress.unfounded_answer_numbers`).
     """
     workspace = Path(context.workspace)
     problems = []
@@ -122,6 +123,8 @@ def missing_outputs(
     if uncomputed:
         computed = bool(context.state.get(CODE_RAN))
         problems.extend(progress.uncomputed_outputs(task, context, computed=computed))
+        printed = str(context.state.get(CODE_OUTPUT, ""))
+        problems.extend(progress.unfounded_answer_numbers(task, answer, context, printed))
     if not problems:
         return None
     # No "or give up" here: small models copied that into a terminate with status "failure"

@@ -159,6 +159,27 @@ def input_files(context: ToolContext, written: Sequence[str]) -> list[str]:
     return [name for name in sorted(context.state.get(_START) or ()) if name not in written]
 
 
+def unfounded_answer_numbers(task: str, answer: str, context: ToolContext, printed: str) -> list[str]:
+    """A problem with the numbers of a final answer that no file, no code output (``printed``) and not the task hold.
+
+    A small model that read the settings file still answers 9091 for the 9090 in front of it.
+    """
+    numbers = _NUMBER.findall(answer)
+    if not numbers:
+        return []
+    workspace = Path(context.workspace)
+    known = _numbers(task) | _numbers(printed)
+    for name in sorted(scan(workspace) or ())[:_KNOWN_INPUTS]:
+        known |= _numbers(read_head(workspace / name))
+    unknown = list(dict.fromkeys(number for number in numbers if _value(number) not in known))
+    if not unknown:
+        return []
+    return [
+        f"your answer gives {', '.join(unknown[:3])}, which is in no file, in no output of your code and not in "
+        "the task: answer with the values as the files hold them or as your code printed them"
+    ]
+
+
 def uncomputed_outputs(task: str, context: ToolContext, *, computed: bool) -> list[str]:
     """Problems with data files the run wrote while no code has run (``computed`` false).
 

@@ -42,6 +42,9 @@ from pymanus.tools.tool import DEFAULT_MAX_RESULT_CHARS, Tool, ToolContext, Tool
 
 CODE_RAN = "python.code_ran"
 """``ToolContext.state`` key, set once code has run without error in the run."""
+CODE_OUTPUT = "python.output"
+"""``ToolContext.state`` key: what the run's code printed, the latest :data:`CODE_OUTPUT_CHARS` characters."""
+CODE_OUTPUT_CHARS = 100_000
 PythonCode = Annotated[str, Field(json_schema_extra={"contentMediaType": PYTHON_SOURCE})]
 
 WORKER_SOURCE = (Path(__file__).parent / "python_worker.py").read_text(encoding="utf-8")
@@ -142,6 +145,7 @@ class PythonRunner:
         )
         if not result.is_error:
             ctx.state[CODE_RAN] = True
+        ctx.state[CODE_OUTPUT] = (ctx.state.get(CODE_OUTPUT, "") + "\n" + result.text)[-CODE_OUTPUT_CHARS:]
         return result
 
     def _description(self) -> str:
