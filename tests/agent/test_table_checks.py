@@ -101,3 +101,18 @@ def test_a_table_file_the_run_did_not_write_is_not_judged(merge_run: ToolContext
     Path(merge_run.workspace, "merged.csv").write_text("x,y\n1,\n")
     progress.task_message(MERGE_TASK, merge_run)  # merged.csv was there before the run
     assert table_problems(MERGE_TASK, merge_run) == []
+
+
+def test_a_markdown_report_without_the_table_the_task_asks_for_is_sent_back(tmp_path: Path) -> None:
+    (tmp_path / "sales.csv").write_text("region,amount\nNorth,1.5\n")
+    context = ToolContext(run_id="r", workspace=tmp_path)
+    task = "Read sales.csv and write a markdown report to report.md with a table of regions and totals."
+    progress.task_message(task, context)
+    (tmp_path / "report.md").write_text("# Sales\n\nNorth: 1.5\n")
+    assert table_problems(task, context) == [
+        "report.md has no Markdown table, and the task asks for one: a header row, a |---|---| line, "
+        "then one row per item, like | North | 12.50 |"
+    ]
+    (tmp_path / "report.md").write_text("# Sales\n\n| region | total |\n|---|---|\n| North | 1.5 |\n")
+    assert table_problems(task, context) == []
+    assert table_problems("Write report.md summarising sales.csv.", context) == []  # no table asked for

@@ -1,9 +1,10 @@
-"""Checks of the tables a run wrote against the task: the columns it asks for, cells left empty.
+"""Checks of the tables a run wrote against the task: the table and columns it asks for, cells left empty.
 
 Small models merge two CSV files with a left join (a row of empty cells for a customer
 with no order), keep pandas' column order instead of the one the task lists, or add an
 index column, and call the result done: the rows were in front of them, but they did not
-hold them against the task. :func:`table_problems` names both when a final answer is
+hold them against the task; or they write a Markdown report of loose lines when the
+task asks for a table. :func:`table_problems` names these when a final answer is
 given (:func:`pymanus.agent.manus.missing_outputs`), for every model.
 """
 
@@ -21,6 +22,7 @@ from pymanus.tools.tool import ToolContext
 _NAME = r"(?!and\b)[`'\"]?[A-Za-z_][\w-]*[`'\"]?"
 # "the columns order_id, customer_id, name", "columns: player and score"
 _COLUMNS = re.compile(rf"\bcolumns\s*:?\s*({_NAME}(?:\s*,\s*{_NAME})*(?:\s*,?\s+and\s+{_NAME})?)")
+_TABLE = re.compile(r"\btable\b", re.IGNORECASE)
 _SEPARATOR = re.compile(r"\s*,\s*(?:and\s+)?|\s+and\s+")
 _NOT_A_COLUMN = {"a", "an", "the", "its", "their", "each", "every", "all", "of", "for", "with", "in", "from"}
 _TABLES = (".csv", ".tsv", ".md")
@@ -29,23 +31,34 @@ _INPUTS_READ = 50
 
 
 def table_problems(task: str, context: ToolContext) -> list[str]:
-    """What is wrong with the tables the run wrote: columns other than those the task lists, empty cells."""
+    """What is wrong with the tables the run wrote: no table, other columns than the task lists, empty cells."""
     workspace = Path(context.workspace)
     written = written_files(context)
     problems = []
     requested = requested_columns(task)
-    path = locate(workspace, requested[0]) if requested is not None else None
-    if requested is not None and path is not None and path.relative_to(workspace).as_posix() in written:
+    path = _written_path(workspace, requested[0], written) if requested is not None else None
+    header = table_header(path) if path is not None else None
+    if requested is not None and header is not None and list(map(_key, header)) != list(map(_key, requested[1])):
         name, columns = requested
-        header = table_header(path)
-        if header is not None and [_key(c) for c in header] != [_key(c) for c in columns]:
-            order = " in this order" if sorted(map(_key, header)) == sorted(map(_key, columns)) else ""
-            problems.append(
-                f"{name} has the columns {', '.join(header)}, but the task asks for the columns "
-                f"{', '.join(columns)}{order}"
-            )
+        order = " in this order" if sorted(map(_key, header)) == sorted(map(_key, columns)) else ""
+        problems.append(
+            f"{name} has the columns {', '.join(header)}, but the task asks for the columns {', '.join(columns)}{order}"
+        )
+    markdown = requested_markdown_table(task)
+    path = _written_path(workspace, markdown, written) if markdown is not None else None
+    if path is not None and table_header(path) is None:
+        problems.append(
+            f"{markdown} has no Markdown table, and the task asks for one: a header row, a |---|---| line, "
+            "then one row per item, like | North | 12.50 |"
+        )
     problems.extend(_empty_cell_problems(workspace, written, input_files(context, written)))
     return problems
+
+
+def _written_path(workspace: Path, name: str, written: Sequence[str]) -> Path | None:
+    """Where the file the task calls ``name`` is, if the run wrote it."""
+    path = locate(workspace, name)
+    return path if path is not None and path.relative_to(workspace).as_posix() in written else None
 
 
 def requested_columns(task: str) -> tuple[str, list[str]] | None:
@@ -59,11 +72,22 @@ def requested_columns(task: str) -> tuple[str, list[str]] | None:
     columns = [name.strip("`'\"") for name in _SEPARATOR.split(match.group(1).strip())]
     if len(columns) < 2 or any(name.lower() in _NOT_A_COLUMN for name in columns):
         return None  # "the columns of the table", "the columns name and the total": not a list of names
-    files = [(m.start(), m.group(1)) for m in FILE_NAME.finditer(task) if m.group(1).lower().endswith(_TABLES)]
-    before = [name for start, name in files if start < match.start()]
-    after = [name for start, name in files if start > match.start()]
-    name = before[-1] if before else after[0] if after else None
+    name = _file_near(task, match.start(), _TABLES)
     return (name, columns) if name is not None else None
+
+
+def requested_markdown_table(task: str) -> str | None:
+    """The Markdown file the task asks a table in ("a markdown report to report.md with a table")."""
+    match = _TABLE.search(task)
+    return _file_near(task, match.start(), (".md",)) if match else None
+
+
+def _file_near(task: str, position: int, suffixes: tuple[str, ...]) -> str | None:
+    """The last file with one of ``suffixes`` the task names before ``position``, or else the first after it."""
+    files = [(m.start(), m.group(1)) for m in FILE_NAME.finditer(task) if m.group(1).lower().endswith(suffixes)]
+    before = [name for start, name in files if start < position]
+    after = [name for start, name in files if start > position]
+    return before[-1] if before else after[0] if after else None
 
 
 def table_header(path: Path) -> list[str] | None:
