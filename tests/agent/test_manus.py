@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import shutil
 import socket
 import threading
@@ -11,7 +12,7 @@ import pytest
 
 from pymanus import RunResult, RunState
 from pymanus.agent import progress
-from pymanus.agent.manus import build_manus_agent, missing_outputs
+from pymanus.agent.manus import EXAMPLE_RUN, build_manus_agent, missing_outputs
 from pymanus.config import Settings
 from pymanus.models import Model, ScriptedModel, call
 from pymanus.sandbox import Sandbox
@@ -368,3 +369,22 @@ async def test_what_the_code_printed_is_kept_for_the_answer_check(tmp_path: Path
     for code in ("print(6 * 7)", "print(1 / 0)"):
         await runner.tool.run(runner.tool.validate({"code": code}), context)
     assert "42" in context.state[CODE_OUTPUT] and "ZeroDivisionError" in context.state[CODE_OUTPUT]
+
+
+async def test_the_example_run_for_small_models_is_a_real_run(tmp_path: Path) -> None:
+    """The worked example in a small model's system prompt: its code gives the result it shows."""
+    (tmp_path / "shop").mkdir()
+    (tmp_path / "shop" / "cart.py").write_text("class Cart:\n    pass\n")
+    (tmp_path / "shop" / "models.py").write_text("import os\n\n\nclass Item:\n    name = ''\n")
+    calls = [
+        line.removeprefix("Call: ").split(" ", 1) for line in EXAMPLE_RUN.splitlines() if line.startswith("Call: ")
+    ]
+    assert [name for name, _ in calls] == ["python", "terminate"]
+    runner = PythonRunner(Sandbox(tmp_path, backend="none"), session=False)
+    result = await runner.tool.run(runner.tool.validate(json.loads(calls[0][1])), ToolContext(run_id="r"))
+    shown = EXAMPLE_RUN.split("Result: ", 1)[1].split("\nCall: ", 1)[0]
+    assert not result.is_error and result.text.startswith(shown), result.text
+    assert json.loads(calls[1][1])["status"] == "success"
+    local = build_manus_agent(settings_for(tmp_path), model=ScriptedModel([], name="local:test"))
+    remote = build_manus_agent(settings_for(tmp_path), model=ScriptedModel([]))
+    assert local.system_prompt.endswith(EXAMPLE_RUN) and EXAMPLE_RUN not in remote.system_prompt

@@ -12,6 +12,7 @@ answer back while a file the task names is missing, a check fails or a rename is
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Sequence
 from pathlib import Path
@@ -60,6 +61,35 @@ or `python` with re.sub over the files.
 - Before finishing, make sure every file the task asks for exists with the right content.
 - When the task is done, call `terminate` with status "success" and a short answer for the user. \
 If it truly cannot be done, call `terminate` with status "failure" and say why."""
+
+# A worked run for small models, which imitate an example more readily than they follow rules:
+# one python call that finds, computes and writes everything (backslashes doubled in JSON),
+# prints what it wrote, then terminate. Its task is unlike the benchmark suite's.
+_EXAMPLE_CODE = """\
+import os, re
+rows = []
+for folder, _, names in os.walk('.'):
+    for name in sorted(names):
+        if name.endswith('.py'):
+            path = os.path.join(folder, name)[2:]
+            for found in re.findall(r'^class (\\w+)', read_file(path), re.M):
+                rows.append((path, found))
+lines = ['| file | class |', '|---|---|'] + [f'| {p} | {c} |' for p, c in rows]
+write_file('classes.md', '\\n'.join(lines) + '\\n')
+print(rows)"""
+_EXAMPLE_ANSWER = "classes.md lists 2 classes: Cart (shop/cart.py) and Item (shop/models.py)."
+EXAMPLE_RUN = (
+    "\n\nExample of a good run (for another task):\n"
+    "Task: List the classes defined in the Python files of this project in classes.md, "
+    "as a table of file and class.\n"
+    f"Call: python {json.dumps({'code': _EXAMPLE_CODE})}\n"
+    "Result: wrote 77 characters to classes.md\n"
+    "[('shop/cart.py', 'Cart'), ('shop/models.py', 'Item')]\n\n"
+    "Files written: classes.md (4 lines).\n"
+    "Call: terminate " + json.dumps({"status": "success", "message": _EXAMPLE_ANSWER})
+)
+"""The worked example closing a small model's system prompt."""
+
 
 _TOOL_PURPOSES = {
     "read_file": "read a text file (line ranges; preview=true for the first rows of a CSV)",
@@ -235,7 +265,9 @@ def build_manus_agent(settings: Settings, *, model: Model | None = None, asker: 
         completion_check=completion_check,
         settings=preset_settings(model),
     )
-    agent.system_prompt = SYSTEM_PROMPT.format(tools=describe_tools(list(agent.toolset)))
+    agent.system_prompt = SYSTEM_PROMPT.format(tools=describe_tools(list(agent.toolset))) + (
+        EXAMPLE_RUN if compact else ""
+    )
     agent.on_run_end(python.close_session)
     agent.on_close(python.aclose)
     return agent
