@@ -17,13 +17,25 @@ MERGE_TASK = (
 )
 
 
+def start_run(workspace: Path, task: str, inputs: dict[str, str]) -> ToolContext:
+    """A run of ``task`` started on a workspace holding ``inputs``."""
+    for name, text in inputs.items():
+        (workspace / name).write_text(text)
+    context = ToolContext(run_id="r", workspace=workspace)
+    progress.task_message(task, context)
+    return context
+
+
 @pytest.fixture
 def merge_run(tmp_path: Path) -> ToolContext:
-    (tmp_path / "orders.csv").write_text("order_id,customer_id,amount\n5001,1,9.5\n5002,1,3.0\n")
-    (tmp_path / "customers.csv").write_text("customer_id,name,city\n1,Ana,Lyon\n2,Ben,Porto\n")
-    context = ToolContext(run_id="r", workspace=tmp_path)
-    progress.task_message(MERGE_TASK, context)
-    return context
+    return start_run(
+        tmp_path,
+        MERGE_TASK,
+        {
+            "orders.csv": "order_id,customer_id,amount\n5001,1,9.5\n5002,1,3.0\n",
+            "customers.csv": "customer_id,name,city\n1,Ana,Lyon\n2,Ben,Porto\n",
+        },
+    )
 
 
 @pytest.mark.parametrize(
@@ -88,10 +100,8 @@ def test_empty_cells_the_inputs_lack_send_the_answer_back(merge_run: ToolContext
 
 
 def test_empty_cells_are_fine_when_an_input_has_them_too(tmp_path: Path) -> None:
-    (tmp_path / "people.csv").write_text("name,email\nAna,\nBen,ben@example.org\n")
-    context = ToolContext(run_id="r", workspace=tmp_path)
     task = "Copy people.csv to contacts.csv."
-    progress.task_message(task, context)
+    context = start_run(tmp_path, task, {"people.csv": "name,email\nAna,\nBen,ben@example.org\n"})
     (tmp_path / "contacts.csv").write_text("name,email\nAna,\nBen,ben@example.org\n")
     assert table_problems(task, context) == []
     assert missing_outputs(task, "Done.", context) is None
@@ -104,10 +114,8 @@ def test_a_table_file_the_run_did_not_write_is_not_judged(merge_run: ToolContext
 
 
 def test_a_markdown_report_without_the_table_the_task_asks_for_is_sent_back(tmp_path: Path) -> None:
-    (tmp_path / "sales.csv").write_text("region,amount\nNorth,1.5\n")
-    context = ToolContext(run_id="r", workspace=tmp_path)
     task = "Read sales.csv and write a markdown report to report.md with a table of regions and totals."
-    progress.task_message(task, context)
+    context = start_run(tmp_path, task, {"sales.csv": "region,amount\nNorth,1.5\n"})
     (tmp_path / "report.md").write_text("# Sales\n\nNorth: 1.5\n")
     assert table_problems(task, context) == [
         "report.md has no Markdown table, and the task asks for one: a header row, a |---|---| line, "
