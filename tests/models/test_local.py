@@ -355,6 +355,18 @@ class TestRealModel:
         assert gen.text.startswith("a") and not gen.text[1:].strip()
         assert gen.completion_tokens <= MAX_BLANK_TOKENS + 1
 
+    async def test_a_loop_ends_the_generation(self, small: LocalModel) -> None:
+        import threading
+
+        from pymanus.models.local_runtime import LOOP_CHARS, LOOP_CHECK_TOKENS, Request, Sampling, generate
+
+        prompt = small._runtime.tokenize(small.render([Message.user("Say a word.")]))
+        loop_forever = 'root ::= "[" item\nitem ::= "{\\"a\\": 1}, " item'  # the same entry again and again
+        req = Request(prompt, loop_forever, None, Sampling(max_tokens=1000), seed=1, stop=[])
+        gen = await asyncio.to_thread(generate, small._runtime, req, None, threading.Event())
+        assert gen.text.startswith('[{"a": 1}, {"a": 1}, ') and gen.finish == "length"
+        assert len(gen.text) < LOOP_CHARS + 40 and gen.completion_tokens % LOOP_CHECK_TOKENS == 0
+
     async def test_context_overflow(self) -> None:
         tiny = LocalModel.from_spec(SMALL, context_window=256)
         assert tiny.context_window == 256
@@ -442,3 +454,22 @@ async def test_qwen_native_tool_calls() -> None:
     assert [(c.name, json.loads(c.arguments)) for c in response.message.tool_calls] == [("add", {"a": 2, "b": 40})]
     todo = await model.request([PROMPTS[1][0][0]], [TODO, ADD, NOTHING], ModelSettings(seed=1))
     _check_response(todo, [TODO, ADD, NOTHING])
+
+
+@pytest.mark.parametrize(
+    ("text", "loops"),
+    [
+        ('{"a": 1}, ' * 30, True),  # the same dict entry again and again
+        ("\\n    total += row['amount']" * 8, True),  # the same line of code
+        ("".join(chr(65 + i % 26) for i in range(280)) * 4, True),  # a long piece, four times
+        ("-" * 250, True),
+        ('{"a": 1}, ' * 5, False),  # repeated, but too short to call it a loop
+        ("|---" * 20 + "|", False),  # a wide table's rule line
+        ("-" * 150, False),
+        ("import os\nfor name in os.listdir('.'):\n    print(name)\n", False),
+    ],
+)
+def test_looping_output(text: str, loops: bool) -> None:
+    from pymanus.models.local_runtime import looping
+
+    assert looping(text) is loops

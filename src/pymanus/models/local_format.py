@@ -345,4 +345,4 @@ def parse_output(text: str, style: Literal["native", "json"] | None, tools: Sequ
     prefix = ANSWER_PREFIX[style]
     if text.startswith(prefix):  # an answer cut off by max_tokens
         return Message.assistant(json_string_prefix(text[len(prefix) :]).strip())
-    raise ModelOutputError("local model output ended inside a tool call; raise max_tokens")
+    raise ModelOutputError(f"local model output ended inside a tool call; raise max_tokens (it ended: {text[-160:]!r})")

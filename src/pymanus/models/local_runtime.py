@@ -51,6 +51,23 @@ class Sampling:
 
 MAX_BLANK_TOKENS = 64
 """Whitespace-only tokens in a row that end a generation: the model is looping, not writing."""
+LOOP_CHARS = 200
+"""Output whose last this many characters (or four periods, if longer) repeat one piece ends:
+the model is looping (the same dict entry, the same line, again and again) and would run to
+max_tokens, a minute and more on 2 cores, for an output that is then cut off anyway."""
+LOOP_PERIOD = 300
+"""The longest repeating piece looked for."""
+LOOP_CHECK_TOKENS = 16
+"""Tokens between two looks for a loop."""
+
+
+def looping(text: str) -> bool:
+    """Whether ``text`` ends with one piece repeated over :data:`LOOP_CHARS` characters (and at least four times)."""
+    for period in range(1, min(LOOP_PERIOD, len(text) // 4) + 1):
+        span = max(LOOP_CHARS, 4 * period)
+        if span <= len(text) and text[-span + period :] == text[-span:-period]:
+            return True
+    return False
 
 
 # -- loading ------------------------------------------------------------------------------
@@ -338,6 +355,9 @@ def generate(
                 text += piece
                 blank_run = blank_run + 1 if piece.isspace() else 0
                 if blank_run >= MAX_BLANK_TOKENS:  # degenerate: a string that is never closed
+                    break
+                if generated % LOOP_CHECK_TOKENS == 0 and looping(text):
+                    logger.warning("local model is repeating itself; generation stopped: %r", text[-120:])
                     break
                 if req.style is None and req.stop and any(s in text for s in req.stop):
                     text = text[: min(text.find(s) for s in req.stop if s in text)]
