@@ -75,7 +75,8 @@ def test_columns_out_of_order_or_missing_send_the_answer_back(merge_run: ToolCon
     assert problem is not None
     assert (
         "merged.csv has the columns customer_id, name, city, order_id, amount, but the task asks for the columns "
-        "order_id, customer_id, name, city, amount in this order"
+        "order_id, customer_id, name, city, amount in this order "
+        "(with pandas, select them: df[['order_id', 'customer_id', 'name', 'city', 'amount']])"
     ) in problem
     merged.write_text("order_id,customer_id,name,amount\n5001,1,Ana,9.5\n5002,1,Ana,3.0\n")
     problem = missing_outputs(MERGE_TASK, "Done.", merge_run)

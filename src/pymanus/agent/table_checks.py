@@ -42,7 +42,8 @@ def table_problems(task: str, context: ToolContext) -> list[str]:
         name, columns = requested
         order = " in this order" if sorted(map(_key, header)) == sorted(map(_key, columns)) else ""
         problems.append(
-            f"{name} has the columns {', '.join(header)}, but the task asks for the columns {', '.join(columns)}{order}"
+            f"{name} has the columns {', '.join(header)}, but the task asks for the columns {', '.join(columns)}"
+            f"{order} (with pandas, select them: df[{columns!r}])"
         )
     markdown = requested_markdown_table(task)
     path = _written_path(workspace, markdown, written) if markdown is not None else None
