@@ -18,15 +18,14 @@ when they are given.
 
 from __future__ import annotations
 
-import json
 import re
-import tomllib
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 
 from pymanus.agent.renames import rename_notes
 from pymanus.agent.task_checks import CheckResult
 from pymanus.sandbox.streams import fit
+from pymanus.tools.builtin.file_formats import format_problem
 from pymanus.tools.builtin.files import NUMBERED_LINE
 from pymanus.tools.builtin.workspace_scan import Snapshot, changed_files, describe_workspace, scan
 from pymanus.tools.tool import ToolContext
@@ -96,9 +95,8 @@ def invalid_outputs(context: ToolContext) -> list[str]:
     """Files the run wrote in a format that does not parse (JSON, TOML, Python source, and
     Markdown with a table of a header and no rows), or that hold a tool's numbered lines.
 
-    Such a file is wrong whatever the task: a model writes ``{'a': 1}`` to a .json file, a
-    pyproject.toml of loose lines, a report whose code failed as the bare table header, or
-    what read_file showed it, line numbers and all, and reads "Created" as success.
+    Such a file is wrong whatever the task (:mod:`pymanus.tools.builtin.file_formats`), and so
+    is one holding what read_file showed the model, line numbers and all.
     """
     workspace = Path(context.workspace)
     problems = []
@@ -107,14 +105,9 @@ def invalid_outputs(context: ToolContext) -> list[str]:
         if _copied_tool_lines(text):
             problems.append(f"{name} holds lines copied from a tool's output, with the line numbers the tool shows")
             continue
-        kind, parse = _FORMATS.get(Path(name).suffix.lower(), ("", None))
-        if parse is None or len(text) >= _READ_LIMIT:
-            continue  # no format to check, or only the head was read: it cannot be judged
-        try:
-            parse(text)
-        except (ValueError, SyntaxError) as exc:  # JSONDecodeError and TOMLDecodeError are ValueErrors
-            detail = f"{exc.msg} at line {exc.lineno}" if isinstance(exc, SyntaxError) else str(exc)
-            problems.append(f"{name} is not valid {kind} ({detail})")
+        problem = format_problem(name, text) if len(text) < _READ_LIMIT else None  # a head cannot be judged
+        if problem is not None:
+            problems.append(problem)
     return problems
 
 
@@ -122,31 +115,6 @@ def _copied_tool_lines(text: str) -> bool:
     """Whether most lines of ``text`` (two or more) are numbered as the file tools show them."""
     lines = [line for line in text.splitlines() if line.strip()]
     return len(lines) >= 2 and 2 * len(NUMBERED_LINE.findall(text)) >= len(lines)
-
-
-def _compile(text: str) -> None:
-    compile(text, "<file>", "exec")
-
-
-TABLE_RULE = re.compile(r"^\s*\|?\s*:?-{3,}:?\s*(\|\s*:?-{3,}:?\s*)*\|?\s*$")
-
-
-def _check_tables(text: str) -> None:
-    """Raise ValueError for a Markdown table of a header row and no rows under it."""
-    lines = text.splitlines()
-    for number, line in enumerate(lines, start=1):
-        if TABLE_RULE.match(line) and "|" in line:
-            below = lines[number] if number < len(lines) else ""
-            if "|" not in below:
-                raise ValueError(f"the table at line {number - 1} has a header and no rows")
-
-
-_FORMATS: dict[str, tuple[str, Callable[[str], object]]] = {
-    ".json": ("JSON", json.loads),
-    ".toml": ("TOML", tomllib.loads),
-    ".py": ("Python", _compile),
-    ".md": ("Markdown", _check_tables),
-}
 
 
 def written_files(context: ToolContext) -> list[str]:

@@ -15,7 +15,8 @@ import re
 from collections.abc import Sequence
 from pathlib import Path
 
-from pymanus.agent.progress import FILE_NAME, TABLE_RULE, input_files, locate, read_head, written_files
+from pymanus.agent.progress import FILE_NAME, input_files, locate, read_head, written_files
+from pymanus.tools.builtin.file_formats import TABLE_RULE
 from pymanus.tools.builtin.workspace_scan import empty_cells
 from pymanus.tools.tool import ToolContext
 

@@ -158,6 +158,32 @@ async def test_write_file_creates_parents_and_reports(tools: dict[str, Tool], ja
     assert again.text.startswith("Overwrote") and "2 bytes" in again.text
 
 
+async def test_a_written_file_that_does_not_parse_gets_a_warning(tools: dict[str, Tool], jail: PathJail) -> None:
+    result = await call(tools["write_file"], path="products.json", content="{'name': 'bolt'}")
+    assert not result.is_error
+    assert result.text.endswith(
+        "\nWarning: products.json is not valid JSON (Expecting property name enclosed in double quotes: "
+        "line 1 column 2 (char 1)). Fix it before using the file."
+    )
+    fine = await call(tools["write_file"], path="cli.py", content="def main():\n    print('ready')\n")
+    assert "Warning" not in fine.text
+    broken = await call(tools["edit_file"], path="cli.py", old_text="def main():", new_text="def main(:")
+    assert "Warning: cli.py is not valid Python (invalid syntax at line 1)" in broken.text
+
+
+async def test_line_breaks_a_model_put_inside_python_string_literals_are_written_as_escapes(
+    tools: dict[str, Tool], jail: PathJail
+) -> None:
+    # JSON's \n decoded inside print('...'): the script the model meant prints four lines.
+    result = await call(tools["write_file"], path="squares.py", content="print('1\n4\n9\n16')")
+    assert (jail.root / "squares.py").read_text() == "print('1\\n4\\n9\\n16')"
+    assert "line breaks inside string literals; they were written as \\n escapes" in result.text
+    assert "Warning" not in result.text
+    text = "print('1\n4')"  # the same text in a file that is not Python is written as it is
+    await call(tools["write_file"], path="notes.txt", content=text)
+    assert (jail.root / "notes.txt").read_text() == text
+
+
 async def test_write_file_onto_a_directory(tools: dict[str, Tool], jail: PathJail) -> None:
     (jail.root / "sub").mkdir()
     result = await call(tools["write_file"], path="sub", content="x")

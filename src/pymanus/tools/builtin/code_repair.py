@@ -7,7 +7,8 @@ Line breaks in strings. In a JSON string, ``\\n`` is a line break. A model that 
 backslash-n inside a Python string literal (``print('a\\nb')``) must write ``\\\\n``;
 small models rarely do, so the code arrives with a raw line break in the middle of a
 string literal and fails to compile. Joining such lines back with an escaped line
-break restores what the model meant.
+break restores what the model meant. ``write_file`` applies the same repair to a ``.py``
+file whose content does not compile (``print('1\\n4')`` in a script).
 
 Backspace and form feed. ``\\b`` and ``\\f`` are JSON escapes too: a model writing a regex's
 word boundary ``\\b`` without doubling the backslash sends a backspace character, which
@@ -26,10 +27,12 @@ import io
 import re
 import tokenize
 
-STRING_NOTE = (
-    "Note: your code had line breaks inside string literals; they were run as \\n escapes. "
-    "In the JSON arguments, write \\\\n for a \\n inside a Python string."
+_ESCAPE_TIP = "In the JSON arguments, write \\\\n for a \\n inside a Python string."
+STRING_NOTE = f"Note: your code had line breaks inside string literals; they were run as \\n escapes. {_ESCAPE_TIP}"
+WRITTEN_STRING_NOTE = (
+    f"Note: the file's code had line breaks inside string literals; they were written as \\n escapes. {_ESCAPE_TIP}"
 )
+"""What ``write_file`` says when it wrote a Python file with that repair."""
 BLOCKS_NOTE = (
     "Note: your code chained for/if/with statements on one line, which Python does not allow; "
     "it was run with each statement on its own line, in indented blocks."

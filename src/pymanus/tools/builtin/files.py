@@ -24,6 +24,8 @@ from typing import Any, TypeVar
 
 from pymanus.errors import PathEscapeError, ToolError
 from pymanus.sandbox import PathJail
+from pymanus.tools.builtin.code_repair import WRITTEN_STRING_NOTE, repair_string_line_breaks
+from pymanus.tools.builtin.file_formats import format_problem
 from pymanus.tools.builtin.file_search import (
     WORD,
     binary_kind,
@@ -176,13 +178,18 @@ def file_tools(
             with reader:
                 before = reader.read()
         existed = real.exists()
+        repaired = repair_string_line_breaks(content) if real.suffix == ".py" else None
+        content = repaired or content
         data = content.encode("utf-8")
         real = save(path, data)
         if not existed or before is not None:
             remember(real, before)
         lines = content.count("\n") + (1 if content and not content.endswith("\n") else 0)
         verb = "Overwrote" if existed else "Created"
-        return f"{verb} {jail.relative(real)}: {len(data):,} bytes written, {lines:,} lines."
+        report = f"{verb} {jail.relative(real)}: {len(data):,} bytes written, {lines:,} lines."
+        if repaired:
+            report += f"\n{WRITTEN_STRING_NOTE}"
+        return report + _format_note(jail.relative(real), content)
 
     def change(path: str, old_text: str, new_text: str, insert_line: int | None, replace_all: bool = False) -> str:
         """Replace ``old_text`` (once or everywhere), or with an empty one add lines (after ``insert_line``)."""
@@ -218,7 +225,7 @@ def file_tools(
             )
         real = save(path, updated.encode("utf-8"))
         remember(real, None if before is None else before.encode("utf-8"))
-        return report + (_elsewhere(old_text, real) if old_text else "")
+        return report + (_elsewhere(old_text, real) if old_text else "") + _format_note(path, updated)
 
     def _elsewhere(old_text: str, edited: Path) -> str:
         """For a renamed word, the other files that still use it: renames usually span several files."""
@@ -327,6 +334,12 @@ def _decode(raw: bytes) -> str:
     if len(line) > MAX_LINE_CHARS:
         return f"{line[:MAX_LINE_CHARS]}… [line cut: {len(line):,} characters]"
     return line
+
+
+def _format_note(path: str, text: str) -> str:
+    """A warning when the text written does not parse as the file's extension says ("" if it does)."""
+    problem = format_problem(path, text)
+    return f"\nWarning: {problem}. Fix it before using the file." if problem else ""
 
 
 NUMBERED_LINE = re.compile(r"^(?=[ \d]{6}\t) *\d+\t", re.MULTILINE)

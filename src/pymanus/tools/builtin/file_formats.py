@@ -1,0 +1,53 @@
+"""Whether a file's text is what its extension says: JSON, TOML, Python source, Markdown tables.
+
+A file that does not parse is wrong whatever the task: a model writes ``{'a': 1}`` to a
+.json file, a pyproject.toml of loose lines, a script whose string literal holds a raw
+line break, or a report whose code failed as a bare table header, and reads "Created" as
+success. The file tools say so when they write such a file; the Manus preset's completion
+check says so again before a final answer is accepted.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import tomllib
+from collections.abc import Callable
+
+TABLE_RULE = re.compile(r"^\s*\|?\s*:?-{3,}:?\s*(\|\s*:?-{3,}:?\s*)*\|?\s*$")
+"""The line under a Markdown table's header: ``|---|:---:|``."""
+
+
+def format_problem(name: str, text: str) -> str | None:
+    """``"x.json is not valid JSON (...)"`` when ``text`` does not parse as ``name``'s extension says, else None."""
+    kind, parse = _FORMATS.get(name[name.rfind(".") :].lower() if "." in name else "", ("", None))
+    if parse is None:
+        return None
+    try:
+        parse(text)
+    except (ValueError, SyntaxError) as exc:  # JSONDecodeError and TOMLDecodeError are ValueErrors
+        detail = f"{exc.msg} at line {exc.lineno}" if isinstance(exc, SyntaxError) else str(exc)
+        return f"{name} is not valid {kind} ({detail})"
+    return None
+
+
+def _compile(text: str) -> None:
+    compile(text, "<file>", "exec")
+
+
+def _check_tables(text: str) -> None:
+    """Raise ValueError for a Markdown table of a header row and no rows under it."""
+    lines = text.splitlines()
+    for number, line in enumerate(lines, start=1):
+        if TABLE_RULE.match(line) and "|" in line:
+            below = lines[number] if number < len(lines) else ""
+            if "|" not in below:
+                raise ValueError(f"the table at line {number - 1} has a header and no rows")
+
+
+_FORMATS: dict[str, tuple[str, Callable[[str], object]]] = {
+    ".json": ("JSON", json.loads),
+    ".toml": ("TOML", tomllib.loads),
+    ".py": ("Python", _compile),
+    ".md": ("Markdown", _check_tables),
+}
