@@ -184,10 +184,10 @@ def call_signatures(exc: TypeError) -> list[str]:
     """The signatures of the calls a TypeError about arguments comes from, on the model's failing line.
 
     Small models guess parameter names (``df.to_markdown(file_path=...)``) and, told only
-    "got an unexpected keyword argument", guess the same again. Nothing the model wrote is
-    called to find a callee: a dotted name is looked up in the failing frame, and a method
-    of a computed object (``df.groupby(...).sum().to_markdown``) is taken from the frame
-    the call opened, when the error came from inside it.
+    "got an unexpected keyword argument", guess the same again. No call in the code is made
+    again to find a callee: a dotted name is looked up in the failing frame (attribute
+    lookups only), and a method of a computed object (``df.groupby(...).sum().to_markdown``)
+    is taken from the frame the call opened, when the error came from inside it.
     """
     message = str(exc)
     if not _ARGUMENT_ERROR.search(message):
