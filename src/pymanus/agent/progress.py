@@ -127,6 +127,14 @@ def input_files(context: ToolContext, written: Sequence[str]) -> list[str]:
     return [name for name in sorted(context.state.get(_START) or ()) if name not in written]
 
 
+def _known_numbers(workspace: Path, names: Sequence[str], *texts: str) -> set[float]:
+    """The numbers in ``texts`` and in the files ``names`` (any text: a port in settings.py is as given as a CSV's)."""
+    known = set().union(*map(_numbers, texts))
+    for name in names[:_KNOWN_INPUTS]:
+        known |= _numbers(read_head(workspace / name))
+    return known
+
+
 def unfounded_answer_numbers(task: str, answer: str, context: ToolContext, printed: str) -> list[str]:
     """A problem with the numbers of a final answer that no file, no code output (``printed``) and not the task hold.
 
@@ -136,9 +144,7 @@ def unfounded_answer_numbers(task: str, answer: str, context: ToolContext, print
     if not numbers:
         return []
     workspace = Path(context.workspace)
-    known = _numbers(task) | _numbers(printed)
-    for name in sorted(scan(workspace) or ())[:_KNOWN_INPUTS]:
-        known |= _numbers(read_head(workspace / name))
+    known = _known_numbers(workspace, sorted(scan(workspace) or ()), task, printed)
     unknown = list(dict.fromkeys(number for number in numbers if _value(number) not in known))
     if not unknown:
         return []
@@ -165,9 +171,7 @@ def uncomputed_outputs(task: str, context: ToolContext, *, computed: bool) -> li
     written = written_files(context)
     inputs = input_files(context, written)
     data = [name for name in inputs if name.endswith(_TABLE_SUFFIXES)]
-    known = _numbers(task)
-    for name in inputs[:_KNOWN_INPUTS]:  # any text: a port in settings.py is as given as one in a CSV
-        known |= _numbers(read_head(workspace / name))
+    known = _known_numbers(workspace, inputs, task)
     problems = []
     for name in written:
         if not name.endswith(_DATA_SUFFIXES):
