@@ -23,7 +23,13 @@ from pymanus import (
     tool,
 )
 from pymanus.agent.guards import REPEAT_HINT
-from pymanus.agent.loop import EXPLORE_TEMPERATURE, NO_TOOL_CALL_NUDGE, RESAMPLE_NOTE, WRAP_UP_PROMPT
+from pymanus.agent.loop import (
+    EXPLORE_TEMPERATURE,
+    FAILED_AGAIN_NOTE,
+    NO_TOOL_CALL_NUDGE,
+    RESAMPLE_NOTE,
+    WRAP_UP_PROMPT,
+)
 from pymanus.errors import ModelError
 from pymanus.models import FunctionModel, ScriptedModel, call
 from pymanus.models.base import Model, ModelResponse, ModelSettings, ToolDefinition
@@ -497,6 +503,22 @@ async def test_a_response_repeating_the_last_step_is_sampled_again_before_it_run
     assert model.inner.requests[2][-1] == Message.user(RESAMPLE_NOTE)  # said once, not kept
     assert Message.user(RESAMPLE_NOTE) not in model.inner.requests[3]
     assert (result.state, result.output, result.steps) == (RunState.FINISHED, "3", 3)
+    assert_protocol(result.messages)
+
+
+async def test_a_call_that_failed_twice_the_same_way_is_sampled_again_before_it_ends_the_run() -> None:
+    broken, other = call("add", a="x", b=1), call("add", a=1, b=1)
+    # broken fails twice, each time after another call (so not a repeat of the last step, and it
+    # runs); a third time would end the run stuck, so the model is asked again before it runs.
+    model = TemperatureRecorder([broken, other, broken, other, broken, call("add", a=2, b=1), "3"])
+    result = await Agent(model, tools=[add], settings=ModelSettings(temperature=0.1), max_repeats=3).run("task")
+    assert model.inner.requests[5][-1] == Message.user(FAILED_AGAIN_NOTE)  # step 5, sampled again
+    assert Message.user(FAILED_AGAIN_NOTE) not in model.inner.requests[6]
+    assert model.temperatures[5] == EXPLORE_TEMPERATURE
+    calls = [c.arguments for m in result.messages for c in m.tool_calls]
+    fixed = call("add", a=2, b=1).arguments
+    assert calls == [broken.arguments, other.arguments, broken.arguments, other.arguments, fixed]
+    assert (result.state, result.output) == (RunState.FINISHED, "3")
     assert_protocol(result.messages)
 
 

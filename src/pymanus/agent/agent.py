@@ -40,9 +40,10 @@ class Agent:
         max_steps: steps before the run ends in error.
         timeout: wall-clock seconds for a whole run.
         max_repeats: identical calls (same tool and arguments) that end a run as stuck.
-        resample_repeats: times a response making exactly the previous step's calls is
-            sampled again (higher temperature, a note that they would give the same result)
-            before those calls run again.
+        resample_repeats: times a response making exactly the previous step's calls, or a
+            call that has already failed the same way ``max_repeats - 1`` times, is sampled
+            again (higher temperature, a note that they would give the same result) before
+            those calls run again.
         wrap_up: when the repeated call succeeds, ask once more, offering only ``terminate``,
             for the final answer before ending the run as stuck.
         terminate_tool: offer the ``terminate`` tool (the usual way to finish).

@@ -6,6 +6,7 @@ import json
 from collections import Counter
 from dataclasses import dataclass, field
 
+from pymanus.messages import ToolCall
 from pymanus.tools.toolset import ToolOutcome
 
 REPEAT_HINT = (
@@ -35,6 +36,8 @@ class RepeatGuard:
 
     max_repeats: int = 3
     _seen: Counter[str] = field(default_factory=Counter)
+    _failing: dict[str, int] = field(default_factory=dict)
+    """Per call: how many times it has given its last result, when that result was a failure."""
 
     def observe(self, outcome: ToolOutcome, shown: str | None = None) -> int:
         """Record a call; return how many times this exact call has now given this result.
@@ -44,7 +47,17 @@ class RepeatGuard:
         call = canonical_call(outcome.call.name, outcome.arguments or outcome.call.arguments)
         key = f"{call}\0{outcome.result.text if shown is None else shown}"
         self._seen[key] += 1
+        if outcome.failure is None:
+            self._failing.pop(call, None)
+        else:
+            self._failing[call] = self._seen[key]
         return self._seen[key]
+
+    def doomed(self, calls: list[ToolCall]) -> bool:
+        """Whether one of ``calls`` has failed the same way often enough that once more ends the run."""
+        return self.max_repeats > 0 and any(
+            self._failing.get(canonical_call(c.name, c.arguments), 0) >= self.max_repeats - 1 for c in calls
+        )
 
     def exhausted(self, count: int) -> bool:
         """Whether a call made ``count`` times should end the run."""

@@ -53,6 +53,11 @@ RESAMPLE_NOTE = (
     "give the same result again. Use that result: make a different call that moves the task forward."
 )
 
+FAILED_AGAIN_NOTE = (
+    "Your reply makes a call that has already failed twice with the same error. It would fail again and end "
+    "the run. Read that error and make a different call: change what caused it."
+)
+
 NO_TOOL_CALL_NUDGE = (
     "You replied without calling a tool. Continue the task with a tool call, "
     "or call `terminate` with your final answer if the task is done."
@@ -74,7 +79,9 @@ class RunLimits:
     """Times a response that repeats the previous step's calls exactly is sampled again, more
     freely and with :data:`RESAMPLE_NOTE`, before it runs: nothing changed since, so the same
     calls would give the same results (small models re-run a failing test unchanged until the
-    run ends stuck; a higher temperature alone rarely moved the 1.5B off the repeat)."""
+    run ends stuck; a higher temperature alone rarely moved the 1.5B off the repeat). So is a
+    response making a call that has failed the same way ``max_repeats - 1`` times, with
+    :data:`FAILED_AGAIN_NOTE`: once more would end the run stuck."""
     wrap_up: bool = True
     """A run stuck repeating a call that *succeeds* gets one last request, offering only
     ``terminate``, for its final answer (small models compute the answer, then keep
@@ -218,17 +225,22 @@ class Run:
             self.step = spec.context.step = step
             request, tools = await self._request()
             response: ModelResponse | None = None
-            for attempt in range(max(0, spec.limits.resample_repeats) + 1):
-                if response is not None:
-                    logger.info("the response repeats the last step's calls; sampling again", extra=self._log_extra())
-                asked = [*request, Message.user(RESAMPLE_NOTE)] if attempt else request
-                async for item in self._ask_model(asked, tools, explore=attempt > 0):
+            note: str | None = None
+            for _ in range(max(0, spec.limits.resample_repeats) + 1):
+                if note is not None:
+                    logger.info("the response repeats calls without effect; sampling again", extra=self._log_extra())
+                asked = [*request, Message.user(note)] if note else request
+                async for item in self._ask_model(asked, tools, explore=note is not None):
                     if isinstance(item, ModelResponse):
                         response = item
                     else:
                         yield item
                 assert response is not None  # _ask_model always ends with the response
-                if not self._repeats_last_step(response.message):
+                if self._repeats_last_step(response.message):
+                    note = RESAMPLE_NOTE
+                elif repeats.doomed(response.message.tool_calls):
+                    note = FAILED_AGAIN_NOTE
+                else:
                     break
             assert response is not None
             message = response.message

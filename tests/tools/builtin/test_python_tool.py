@@ -17,7 +17,7 @@ from pymanus.sandbox import Limits, Sandbox
 from pymanus.sandbox.limits import find_pids_parent
 from pymanus.tools import Tool, ToolContext, ToolResult
 from pymanus.tools.builtin.python import PythonRunner, available_libraries, python_tool
-from pymanus.tools.builtin.python_worker import cell_name
+from pymanus.tools.builtin.python_worker import cell_name, parameter_notes
 
 HAVE_BWRAP = shutil.which("bwrap") is not None
 needs_bwrap = pytest.mark.skipif(not HAVE_BWRAP, reason="bubblewrap is not installed")
@@ -118,8 +118,12 @@ async def test_wrong_arguments_show_the_callee_parameters(runner: PythonRunner) 
     assert "The parameters it accepts:\n    area(width, height)\n" in result.text, result.text
     missing = await call(runner.tool, "print(area(2))")
     assert "    area(width, height)\n" in missing.text and "print(" not in missing.text.split("accepts:")[1]
+    # The misnamed keyword, renamed to the parameter the call leaves unset, written out.
+    renamed = "`w` is not one of them. If it is meant as `width`, the call is:\n    area(width=2, height=3)\n"
+    assert renamed in result.text
     builtin = await call(runner.tool, "sorted([2, 1], reversed=True)")
     assert "sorted(iterable, /, *, key=None, reverse=False)" in builtin.text
+    assert "meant as" not in builtin.text  # no parameter left that takes a keyword
 
 
 async def test_a_method_of_a_computed_object_is_named_without_calling_the_model_code(runner: PythonRunner) -> None:
@@ -127,7 +131,11 @@ async def test_a_method_of_a_computed_object_is_named_without_calling_the_model_
     # library function the method calls; the signature is the method's, from the frame it opened.
     library = (
         "def render(rows, *, upper=False):\n    return str(rows)\n"
-        "class Table:\n    def to_text(self, buf=None, *, index=True, **kwargs):\n        return render([], **kwargs)\n"
+        "class Table:\n    def to_text(self, buf=None, *, index=True, **kwargs):\n"
+        '        """Render the table.\n\n        Parameters\n        ----------\n'
+        "        buf : str, Path or file-like, optional\n            The file to write to. If None,\n"
+        '            the text is returned.\n        index : bool\n            Add row labels.\n        """\n'
+        "        return render([], **kwargs)\n"
     )
     (Path(runner.sandbox.workspace) / "tables.py").write_text(library)
     code = (
@@ -138,7 +146,30 @@ async def test_a_method_of_a_computed_object_is_named_without_calling_the_model_
     result = await call(runner.tool, code)
     assert "render() got an unexpected keyword argument 'file_path'" in result.text
     assert "    Table.to_text(buf=None, *, index=True, **kwargs)\n" in result.text, result.text
+    # What each parameter takes, from the docstring: the name `buf` alone does not say it is the path.
+    assert (
+        "        buf: str, Path or file-like, optional - The file to write to. If None, the text is returned.\n"
+        "        index: bool - Add row labels.\n"
+        "`file_path` is not one of them. If it is meant as `buf`, the call is:\n"
+        "    make().to_text(index=False, buf='t.txt')\n"
+    ) in result.text, result.text
     assert (await call(runner.tool, "len(made)")).text == "1"  # make() ran once: by the code, not the hint
+
+
+def test_parameter_notes_read_numpydoc_and_google_docstrings() -> None:
+    google = (
+        "Save rows.\n\nArgs:\n    path (str): Where to write. The file is\n        created if missing.\n"
+        "    rows: The rows.\n    self: not a parameter a caller passes.\n"
+    )
+    assert parameter_notes(google, ["self", "path", "rows", "missing"]) == [
+        "path: (str) Where to write. The file is created if missing.",
+        "rows: The rows.",
+    ]
+    numpy = "Parameters\n----------\n" + "".join(f"p{i} : int\n    Number {i}.\n" for i in range(5))
+    notes = parameter_notes(numpy, [f"p{i}" for i in range(5)])
+    assert notes == ["p0: int - Number 0.", "p1: int - Number 1.", "p2: int - Number 2."]  # the first three only
+    long = parameter_notes("x : str\n    " + "word " * 100, ["x"])[0]
+    assert len(long) <= 163 and long.endswith("...")
 
 
 async def test_other_type_errors_get_the_plain_hint(once: Tool) -> None:

@@ -36,13 +36,22 @@ def _compile(text: str) -> None:
 
 
 def _check_tables(text: str) -> None:
-    """Raise ValueError for a Markdown table of a header row and no rows under it."""
+    """Raise ValueError for a Markdown table of a header row and no rows under it, or of two headers.
+
+    Two headers come from a header written by hand above ``DataFrame.to_markdown()``'s own.
+    """
     lines = text.splitlines()
     for number, line in enumerate(lines, start=1):
         if TABLE_RULE.match(line) and "|" in line:
             below = lines[number] if number < len(lines) else ""
             if "|" not in below:
                 raise ValueError(f"the table at line {number - 1} has a header and no rows")
+            if number >= 3 and "|" in lines[number - 3]:
+                start = next(n for n in range(number - 2, 0, -1) if n == 1 or "|" not in lines[n - 2])
+                raise ValueError(
+                    f"the table at line {start} has a second header at line {number - 1}: "
+                    "a table has one header row, then its data rows"
+                )
 
 
 _FORMATS: dict[str, tuple[str, Callable[[str], object]]] = {

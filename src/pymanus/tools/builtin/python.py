@@ -24,6 +24,7 @@ import importlib.util
 import re
 import secrets
 import sys
+import textwrap
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Annotated
@@ -401,10 +402,15 @@ class PythonRunner:
                 f"import it first (from {home} import {name})."
             )
         if status.get("signatures"):
-            accepted = "\n".join(f"    {signature}" for signature in status["signatures"])
+            accepted = "\n".join(textwrap.indent(signature, "    ") for signature in status["signatures"])
+            unknown = UNKNOWN_KEYWORD.search(outcome.stderr)
+            refused = f"`{unknown.group(1)}` is not one of them. " if unknown else ""
+            if unknown and status.get("renamed"):
+                parameter, call = status["renamed"]
+                refused += f"If it is meant as `{parameter}`, the call is:\n    {call}\n"
             return (
                 "The code raised TypeError (traceback above): a call's arguments do not match its parameters. "
-                f"The parameters it accepts:\n{accepted}\nFix the call to use only these and run it again."
+                f"The parameters it accepts:\n{accepted}\n{refused}Fix the call to use only these and run it again."
             )
         if error:
             return f"The code raised {error} (traceback above). Fix the code and run it again."
@@ -437,6 +443,7 @@ def _silence(stdout: str) -> str:
     )
 
 
+UNKNOWN_KEYWORD = re.compile(r"unexpected keyword argument '(\w+)'")
 _SHELL_LINE = re.compile(r"line \d+\n\s+(?:python3?|pip3?|pytest|ls|cat|cd|echo) ")
 """The line a SyntaxError shows is a shell command (small models "run" scripts that way)."""
 

@@ -138,8 +138,8 @@ def run_block(source: str, filename: str, namespace: dict[str, Any]) -> dict[str
             status.update(_missing_name(exc))
         elif isinstance(exc, NameError) and exc.name:
             status["undefined"] = exc.name
-        elif isinstance(exc, TypeError) and (signatures := call_signatures(exc)):
-            status["signatures"] = signatures
+        elif isinstance(exc, TypeError) and (advice := call_signatures(exc)).get("signatures"):
+            status.update(advice)
         return status
     return {"ok": True}
 
@@ -180,8 +180,11 @@ SIGNATURE_CHARS = 600
 _DOTTED = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*")
 
 
-def call_signatures(exc: TypeError) -> list[str]:
+def call_signatures(exc: TypeError) -> dict[str, Any]:
     """The signatures of the calls a TypeError about arguments comes from, on the model's failing line.
+
+    Returns ``{"signatures": [...], "renamed": [parameter, call]}`` (see :func:`renamed_call`),
+    or ``{}`` when the error is not about arguments or no callee is found.
 
     Small models guess parameter names (``df.to_markdown(file_path=...)``) and, told only
     "got an unexpected keyword argument", guess the same again. No call in the code is made
@@ -191,60 +194,145 @@ def call_signatures(exc: TypeError) -> list[str]:
     """
     message = str(exc)
     if not _ARGUMENT_ERROR.search(message):
-        return []
+        return {}
     frames = list(traceback.walk_tb(exc.__traceback__))
     mine = [i for i, (frame, _) in enumerate(frames) if frame.f_code.co_filename.startswith("<cell")]
     if not mine:
-        return []
+        return {}
     frame, line = frames[mine[-1]]
     inner = frames[mine[-1] + 1][0] if mine[-1] + 1 < len(frames) else None
     try:
         tree = ast.parse("".join(linecache.getlines(frame.f_code.co_filename)))
     except SyntaxError:
-        return []
+        return {}
     calls = [
         node
         for node in ast.walk(tree)
         if isinstance(node, ast.Call) and node.lineno <= line <= (node.end_lineno or node.lineno)
     ]
     keyword = _KEYWORD.search(message)
-    if keyword:  # the call that passed the keyword the error names, if one did
-        named = keyword.group(1) or keyword.group(2)
+    named = (keyword.group(1) or keyword.group(2)) if keyword else None
+    if named:  # the call that passed the keyword the error names, if one did
         calls = [c for c in calls if any(k.arg == named for k in c.keywords)] or calls
     callee = _CALLEE.match(message)
     if callee:  # "f() missing 1 required positional argument": the calls of f, if any
         calls = [c for c in calls if _last_name(c.func) == callee.group(1)] or calls
     signatures: list[str] = []
+    advice: dict[str, Any] = {}
     for node in calls:
-        text = _signature(node.func, frame, inner)
+        found = _callee(node.func, frame, inner)
+        if found is None:
+            continue
+        text = _describe_signature(*found)
         if text is None or text in signatures:
             continue
-        signatures.append(text if len(text) <= SIGNATURE_CHARS else text[: SIGNATURE_CHARS - 4] + " ...)")
-    return signatures[:3]
+        signatures.append(text)
+        if named and "renamed" not in advice and (renamed := renamed_call(node, found[1], named)):
+            advice["renamed"] = renamed
+    advice["signatures"] = signatures[:3]
+    return advice
 
 
 def _last_name(func: ast.expr) -> str:
     return func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
 
 
-def _signature(func: ast.expr, frame: types.FrameType, inner: types.FrameType | None) -> str | None:
-    """``name(parameters)`` for the callee ``func`` of a call in ``frame`` (``inner``: the frame it opened)."""
+def _callee(func: ast.expr, frame: types.FrameType, inner: types.FrameType | None) -> tuple[str, Any] | None:
+    """The name and object of the callee ``func`` of a call in ``frame`` (``inner``: the frame it opened)."""
     name = ast.unparse(func)
     try:
         if _DOTTED.fullmatch(name):
-            callee = eval(name, frame.f_globals, frame.f_locals)  # attribute lookups only (checked above)
-        elif isinstance(func, ast.Attribute) and inner is not None and inner.f_code.co_name == func.attr:
+            return name, eval(name, frame.f_globals, frame.f_locals)  # attribute lookups only (checked above)
+        if isinstance(func, ast.Attribute) and inner is not None and inner.f_code.co_name == func.attr:
             owner = inner.f_locals["self"]
-            callee = getattr(owner, func.attr)
-            name = f"{type(owner).__name__}.{func.attr}"
-        else:
-            return None
-        signature = inspect.signature(callee)
+            return f"{type(owner).__name__}.{func.attr}", getattr(owner, func.attr)
     except Exception:
+        return None
+    return None
+
+
+def _describe_signature(name: str, callee: Any) -> str | None:
+    """``name(parameters)``, and what the docstring says of the first parameters, one per line."""
+    try:
+        signature = inspect.signature(callee)
+    except (TypeError, ValueError):
         return None
     # Without annotations: pandas' type aliases would take more room than the names.
     bare = [p.replace(annotation=inspect.Parameter.empty) for p in signature.parameters.values()]
-    return f"{name}{signature.replace(parameters=bare, return_annotation=inspect.Signature.empty)}"
+    text = f"{name}{signature.replace(parameters=bare, return_annotation=inspect.Signature.empty)}"
+    if len(text) > SIGNATURE_CHARS:
+        text = text[: SIGNATURE_CHARS - 4] + " ...)"
+    notes = parameter_notes(inspect.getdoc(callee) or "", [p.name for p in bare])
+    return "\n".join([text, *(f"    {note}" for note in notes)])
+
+
+def renamed_call(node: ast.Call, callee: Any, keyword: str) -> tuple[str, str] | None:
+    """The call with the unknown ``keyword`` renamed to the first parameter the call leaves unset.
+
+    A model that names the main argument wrongly (``to_markdown(file_path=...)``,
+    ``read_csv(file=...)``, ``json.dump(data, file=f)``) means the parameter it did not
+    pass; seen written out, the fix gets copied where a signature alone did not.
+    """
+    if any(isinstance(a, ast.Starred) for a in node.args) or any(k.arg is None for k in node.keywords):
+        return None
+    try:
+        signature = inspect.signature(callee)
+        given = {k.arg: None for k in node.keywords if k.arg is not None and k.arg != keyword}
+        bound = signature.bind_partial(*node.args, **given).arguments
+    except (TypeError, ValueError):
+        return None
+    free = [
+        p.name
+        for p in signature.parameters.values()
+        if p.kind is inspect.Parameter.POSITIONAL_OR_KEYWORD and p.name not in bound
+    ]
+    if not free:
+        return None
+    fixed = ast.Call(
+        func=node.func,
+        args=node.args,
+        keywords=[ast.keyword(arg=free[0], value=k.value) if k.arg == keyword else k for k in node.keywords],
+    )
+    return free[0], ast.unparse(fixed)
+
+
+PARAMETER_NOTES = 3
+"""Parameters described under a signature: a name alone (``buf``) does not say it takes the path."""
+NOTE_CHARS = 160
+_SPECIAL = re.compile(r"\*{0,2}(self|cls|args|kwargs)")
+
+
+def parameter_notes(doc: str, names: list[str]) -> list[str]:
+    """``name: what the docstring says of it`` for the first parameters of ``names`` it describes.
+
+    Reads both docstring styles: numpydoc (``buf : str, optional`` over an indented
+    description) and Google (``buf (str): Buffer to write to.``).
+    """
+    lines = doc.splitlines()
+    notes: list[str] = []
+    for name in names:
+        if len(notes) == PARAMETER_NOTES:
+            break
+        if _SPECIAL.fullmatch(name):
+            continue
+        header = re.compile(rf"^(\s*){re.escape(name)}( ?)(\([^)]*\))?\s*:\s*(.*)$")
+        for index, line in enumerate(lines):
+            found = header.match(line)
+            if found is None:
+                continue
+            indent = len(found.group(1))
+            described = []
+            for more in lines[index + 1 :]:
+                if not more.strip() or len(more) - len(more.lstrip()) <= indent:
+                    break
+                described.append(more)
+            # numpydoc's "name : type" heads an indented description; Google's "name: text" runs on.
+            joint = " - " if found.group(2) and not found.group(3) else " "
+            parts = (f"{found.group(3) or ''} {found.group(4)}", " ".join(described))
+            text = joint.join(" ".join(part.split()) for part in parts if part.strip())
+            notes.append(f"{name}: {text if len(text) <= NOTE_CHARS else text[: NOTE_CHARS - 3] + '...'}")
+            break
+    return notes
 
 
 def _describe_error(exc: BaseException) -> str:
