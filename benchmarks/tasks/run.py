@@ -8,7 +8,8 @@
 For every model and task: a fresh temporary workspace, the task's setup, one run of the
 Manus preset (``build_manus_agent``) with a per-task time limit, then the task's checker.
 It prints a row per run (task, ok, steps, seconds, prompt tokens, how the run ended, the
-checker's reason) and, per model, the success rate and the median seconds and steps.
+checker's reason) and, per model, the success rate and the median seconds and steps;
+``--json`` writes every outcome, with the run's conversation, and the summary.
 
 A task counts as done when its checker passes (the files and answer are what the user gets),
 however the run ended; ``--strict`` also requires the run to have finished normally. A
@@ -30,9 +31,9 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import TextIO
+from typing import Any, TextIO
 
 if __package__ in (None, ""):  # run as a script: make ``benchmarks.tasks`` importable
     sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
@@ -68,6 +69,8 @@ class TaskOutcome:
     repeat: int = 1
     workspace: str | None = None
     """Kept workspace (with ``--keep``), for a look at what the agent did."""
+    messages: list[dict[str, Any]] = field(default_factory=list)
+    """The run's conversation (without the per-step reminders), in the ``--json`` file: why a task failed."""
 
 
 async def run_task(
@@ -130,6 +133,7 @@ async def _run_agent(
         out.end, out.reason = "crash", f"{type(exc).__name__}: {exc}"
     finally:
         if run is not None:
+            out.messages = [message.model_dump(mode="json", exclude_defaults=True) for message in run.messages]
             out.steps = run.step
             out.prompt_tokens = run.usage.prompt_tokens
             out.completion_tokens = run.usage.completion_tokens

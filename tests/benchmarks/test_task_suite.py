@@ -413,6 +413,9 @@ async def test_run_task_scores_a_scripted_agent_that_does_the_work() -> None:
     assert outcome.output == "The report is in report.md."
     assert outcome.workspace is None
     assert model.requests[1][-1].text and "region" in model.requests[1][-1].text  # it read the real input
+    # The conversation is kept, to see why a run went as it did.
+    assert [m["role"] for m in outcome.messages] == ["system", "user", *["assistant", "tool"] * 3]
+    assert outcome.messages[-2]["tool_calls"][0]["name"] == "terminate"
 
 
 async def test_run_task_fails_wrong_work_and_keeps_the_workspace_when_asked() -> None:
