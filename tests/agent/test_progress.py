@@ -6,7 +6,15 @@ import json
 import os
 from pathlib import Path
 
-from pymanus.agent.progress import NEXT_STEP_PROMPT, locate, named_files, next_step_prompt, task_message
+from pymanus.agent.manus import missing_outputs
+from pymanus.agent.progress import (
+    NEXT_STEP_PROMPT,
+    locate,
+    named_files,
+    named_folders,
+    next_step_prompt,
+    task_message,
+)
 from pymanus.tools import ToolContext
 from pymanus.tools.builtin.workspace_scan import (
     BRIEF_FILES,
@@ -117,6 +125,31 @@ def test_named_files_and_where_they_are(tmp_path: Path) -> None:
     assert locate(tmp_path, "__init__.py") == tmp_path / "weather" / "__init__.py"
     assert locate(tmp_path, "cli.py") is None
     assert locate(tmp_path, "data/in.csv") is None  # a path must be at that path
+
+
+def test_named_folders() -> None:
+    layout = "Set up a package folder weather with cli.py; a tests folder with a test; a README.md in this folder."
+    assert named_folders(layout) == ["weather", "tests"]
+    assert named_folders("Put the charts in a directory named `plots`.") == ["plots"]
+    assert named_folders("For each .txt file in the texts folder, count its lines.") == ["texts"]
+    assert named_folders("Save it in the same folder as the input, or a new folder.") == []
+    assert named_folders("Delete the tmp folder and write a log.") == []  # not one the task wants to exist
+
+
+def test_the_reminder_and_the_completion_check_name_missing_folders(tmp_path: Path) -> None:
+    ctx = context(tmp_path)
+    task = "Create a package folder app with main.py, and a tests folder with a test for it."
+    task_message(task, ctx)
+    assert "Not written yet: main.py, app/, tests/." in next_step_prompt(task, ctx)
+    (tmp_path / "app").mkdir()
+    (tmp_path / "app" / "main.py").write_text("print(1)\n")
+    assert "Not written yet: tests/." in next_step_prompt(task, ctx)
+    problem = missing_outputs(task, "Done.", ctx)
+    assert problem is not None and "the task asks for a tests folder, but the workspace has no tests/" in problem
+    (tmp_path / "app" / "tests").mkdir()  # anywhere in the project will do
+    (tmp_path / "app" / "tests" / "test_main.py").write_text("def test_main():\n    pass\n")
+    assert "Not written" not in next_step_prompt(task, ctx)
+    assert missing_outputs(task, "Done.", ctx) is None
 
 
 def test_progress_reminder_follows_the_workspace(tmp_path: Path) -> None:

@@ -71,7 +71,7 @@ rows = []
 for folder, _, names in os.walk('.'):
     for name in sorted(names):
         if name.endswith('.py'):
-            path = os.path.join(folder, name)[2:]
+            path = os.path.relpath(os.path.join(folder, name))
             for found in re.findall(r'^class (\\w+)', read_file(path), re.M):
                 rows.append((path, found))
 lines = ['| file | class |', '|---|---|'] + [f'| {p} | {c} |' for p, c in rows]
@@ -124,8 +124,8 @@ def missing_outputs(
     """What is still wrong with a final answer, as a note for the model (``None``: accept it).
 
     Small models often finish early: they announce a file they never wrote, write a
-    template instead of the values, or answer with a placeholder. Checked: every file the
-    task names exists and is not empty or a template, the answer is not a placeholder,
+    template instead of the values, or answer with a placeholder. Checked: every file and
+    folder the task names exists and no file is empty or a template, the answer is not a placeholder,
     no file still uses a name the task renames, every JSON, TOML or Python file the run
     wrote parses, the tables it wrote have the columns the task lists and no empty cells
     the inputs lack (:mod:`pymanus.agent.table_checks`), the task's named checks
@@ -144,6 +144,8 @@ def missing_outputs(
             problems.append(f"{name} is empty")
         elif path.is_file() and path.suffix in _TEXT_SUFFIXES and _PLACEHOLDER.search(read_head(path)):
             problems.append(f"{name} still contains a placeholder such as {{{{...}}}} instead of real values")
+    for folder in progress.missing_folders(task, workspace, snapshot):
+        problems.append(f"the task asks for a {folder[:-1]} folder, but the workspace has no {folder}")
     if _PLACEHOLDER_ANSWER.fullmatch(answer.strip()):
         problems.append(f"your answer {answer.strip()!r} is a placeholder, not the actual answer")
     problems.extend(f"the task's check still fails: {c.describe(CHECK_NOTE_CHARS)}" for c in checks if not c.passed)

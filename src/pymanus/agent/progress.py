@@ -8,7 +8,7 @@ from the model:
 - the first message adds what the workspace holds (names, lines, CSV columns, JSON
   shapes), which saves the exploratory steps;
 - the reminder after each step says which files the run has written so far, which
-  files the task names that do not exist yet, which files still use a name the task
+  files and folders the task names that do not exist yet, which files still use a name the task
   renames (:mod:`pymanus.agent.renames`), and, once nothing is missing, to check and
   call ``terminate``.
 
@@ -53,6 +53,34 @@ REMINDER_CHECK_CHARS = 800
 def named_files(task: str) -> list[str]:
     """The file names ``task`` mentions, in order, without repeats."""
     return list(dict.fromkeys(FILE_NAME.findall(task)))
+
+
+# Folders the task asks for: "a tests folder", "a package folder weather", "the directory named out".
+_FOLDER_NAME = re.compile(
+    r"\b(?:an?|the)\s+(?:package\s+)?(?:folder|directory)\s+(?:named\s+|called\s+)?[`'\"]?([\w.-]+)[`'\"]?(?=[\s,.;:]|$)"
+    r"|\b(?:an?|the)\s+[`'\"]?([\w.-]+)[`'\"]?\s+(?:folder|directory)\b",
+    re.IGNORECASE,
+)
+_NOT_A_FOLDER_NAME = re.compile(
+    r"a|an|the|and|or|with|for|of|in|to|that|this|new|same|current|whole|given"
+    r"|parent|root|workspace|project|other|empty|separate|single|each|every|its|their|your|my|output|package",
+    re.IGNORECASE,
+)
+_REMOVAL = re.compile(r"\b(?:delete|remove|clean|clear|empty|rename|move)\b", re.IGNORECASE)
+
+
+def named_folders(task: str) -> list[str]:
+    """The folders ``task`` asks for by name ("a tests folder" → ``tests``), not when it removes or moves some."""
+    if _REMOVAL.search(task):
+        return []
+    found = (first or second for first, second in _FOLDER_NAME.findall(task))
+    return list(dict.fromkeys(name.strip(".") for name in found if not _NOT_A_FOLDER_NAME.fullmatch(name)))
+
+
+def missing_folders(task: str, workspace: Path, snapshot: Snapshot | None) -> list[str]:
+    """The folders the task asks for that are nowhere in the workspace (as ``name/``)."""
+    present = {part for relative in snapshot or () for part in relative.split("/")[:-1]}
+    return [f"{name}/" for name in named_folders(task) if name not in present and not (workspace / name).is_dir()]
 
 
 def locate(workspace: Path, name: str, snapshot: Snapshot | None = None) -> Path | None:
@@ -217,6 +245,7 @@ def next_step_prompt(task: str, context: ToolContext, checks: Sequence[CheckResu
     now = scan(workspace)
     written = changed_files(context.state.get(_START), now)
     missing = [name for name in named_files(task) if locate(workspace, name, now) is None]
+    missing += missing_folders(task, workspace, now)
     parts = []
     if written:
         more = f" and {len(written) - _SHOWN} more" if len(written) > _SHOWN else ""

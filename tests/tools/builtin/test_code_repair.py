@@ -60,6 +60,12 @@ def test_quotes_in_comments_are_ignored() -> None:
             "import csv; with open('a.csv') as f: rows = list(csv.reader(f)); print(len(rows), 'a;b')",
             "import csv\nwith open('a.csv') as f:\n    rows = list(csv.reader(f))\n    print(len(rows), 'a;b')",
         ),
+        (  # the block under a line ending in two headers belongs to the second, and moves under it
+            "found = []\nfor root, dirs, names in walk('src'): for name in names:\n    if 'T' in name:\n"
+            "        found.append(name)\n    print(root)\nprint(found)",
+            "found = []\nfor root, dirs, names in walk('src'):\n    for name in names:\n        if 'T' in name:\n"
+            "            found.append(name)\n        print(root)\nprint(found)",
+        ),
         (  # a lambda's colon is not a header's
             "key = lambda r: r[1]; for r in sorted([(1, 2)], key=key): print(r)",
             "key = lambda r: r[1]\nfor r in sorted([(1, 2)], key=key):\n    print(r)",

@@ -172,6 +172,17 @@ def test_parameter_notes_read_numpydoc_and_google_docstrings() -> None:
     assert len(long) <= 163 and long.endswith("...")
 
 
+async def test_a_missing_file_points_to_the_files_of_that_name(once: Tool, sandbox: Sandbox) -> None:
+    texts = Path(sandbox.workspace) / "texts"
+    texts.mkdir()
+    (texts / "alpha.txt").write_text("a b\n")
+    result = await call(once, "open('xts/alpha.txt').read()")  # a path cut short, as [2:] on 'texts/...' does
+    assert result.is_error and "FileNotFoundError" in result.text
+    assert "the workspace has no xts/alpha.txt, but has texts/alpha.txt. Use that path" in result.text, result.text
+    nowhere = await call(once, "open('beta.txt').read()")
+    assert "the workspace has no file named beta.txt" in nowhere.text
+
+
 async def test_other_type_errors_get_the_plain_hint(once: Tool) -> None:
     result = await call(once, "total = 1 + 'a'")
     assert result.is_error and "unsupported operand" in result.text

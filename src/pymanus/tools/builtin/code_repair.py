@@ -18,7 +18,9 @@ control characters, so they always go back to the ``\\b`` and ``\\f`` the model 
 Programs on one line. Small models write ``for f in files: if f.endswith('.py'): print(f)``
 or ``import os; for f in os.listdir(): print(f)``: compound statements after a colon or a
 ``;``, which Python does not allow. Splitting the line at those colons (what follows goes
-one block deeper, as it would after ``if x: a; b``) and at the ``;`` reads it as meant.
+one block deeper, as it would after ``if x: a; b``) and at the ``;`` reads it as meant; an
+indented block under such a line (``for r, d, names in os.walk('.'): for n in names:``
+over ``    if ...``) belongs to its last header and moves as deep.
 """
 
 from __future__ import annotations
@@ -119,10 +121,18 @@ def repair_inline_blocks(code: str) -> str | None:
     """The code with one-line chains of statements split into lines and indented blocks, or ``None``."""
     if compiles(code):
         return None
-    lines = []
+    lines: list[str] = []
+    extra, owner = "", -1  # indentation added to the block under a line split at its header colons
     for line in code.split("\n"):
         indent = line[: len(line) - len(line.lstrip())]
-        lines.extend(_statements(line.strip(), indent) or [line])
+        if line.strip() and len(indent) <= owner:  # that block has ended
+            extra, owner = "", -1
+        split = _statements(line.strip(), indent + extra) or [extra + line]
+        lines.extend(split)
+        if len(split) > 1 and split[-1].endswith(":"):  # the block on the next lines is the last header's
+            header_indent = len(split[-1]) - len(split[-1].lstrip())
+            extra += " " * (header_indent - len(indent + extra))
+            owner = len(indent)
     repaired = "\n".join(lines)
     return repaired if repaired != code and compiles(repaired) else None
 

@@ -26,7 +26,7 @@ import secrets
 import sys
 import textwrap
 from collections.abc import Awaitable, Callable
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Annotated
 
 from pydantic import Field
@@ -393,6 +393,8 @@ class PythonRunner:
                 "separated by line breaks (\\n in the JSON string), with indented blocks for for/if/with; "
                 "a for/if/with/def statement cannot follow `;` on the same line."
             )
+        if error == "FileNotFoundError" and status.get("missing_file"):
+            return self._missing_file_hint(str(status["missing_file"]))
         if status.get("missing") and status.get("module_file"):
             return self._missing_name_hint(str(status["missing"]), str(status["module_file"]))
         if status.get("undefined") and (home := defining_module(self.sandbox.workspace, str(status["undefined"]))):
@@ -418,6 +420,20 @@ class PythonRunner:
         if exit_code not in (None, 0):
             return f"The code exited with status {exit_code}."
         return ""
+
+    def _missing_file_hint(self, missing: str) -> str:
+        """Say where the files of that name are: small models get a path's folder wrong, then guess again."""
+        name = PurePosixPath(missing).name
+        same = sorted(path for path in scan(self.sandbox.workspace) or () if PurePosixPath(path).name == name)
+        if not same:
+            return (
+                f"The code raised FileNotFoundError (traceback above): the workspace has no file named {name}. "
+                "Fix the path (relative to the workspace folder) and run it again."
+            )
+        return (
+            f"The code raised FileNotFoundError (traceback above): the workspace has no {missing}, but has "
+            f"{', '.join(same[:5])}. Use that path (relative to the workspace folder) and run it again."
+        )
 
     @staticmethod
     def _missing_name_hint(missing: str, where: str) -> str:

@@ -136,6 +136,8 @@ def run_block(source: str, filename: str, namespace: dict[str, Any]) -> dict[str
             status["module"] = exc.name
         elif isinstance(exc, (ImportError, AttributeError)):
             status.update(_missing_name(exc))
+        elif isinstance(exc, FileNotFoundError) and isinstance(exc.filename, (str, bytes)):
+            status["missing_file"] = os.path.relpath(os.fsdecode(exc.filename))
         elif isinstance(exc, NameError) and exc.name:
             status["undefined"] = exc.name
         elif isinstance(exc, TypeError) and (advice := call_signatures(exc)).get("signatures"):
