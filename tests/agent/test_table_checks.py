@@ -92,8 +92,10 @@ def test_empty_cells_the_inputs_lack_send_the_answer_back(merge_run: ToolContext
         "order_id,customer_id,name,city,amount\n5001,1,Ana,Lyon,9.5\n5002,1,Ana,Lyon,3.0\n,2,Ben,Porto,\n"
     )
     assert table_problems(MERGE_TASK, merge_run) == [
-        "merged.csv has empty cells (1 in order_id, 1 in amount) though the input CSV files have none: rows that "
-        "found no match in a merge, or values that did not parse? Check the code that wrote it"
+        "merged.csv has empty cells (1 in order_id, 1 in amount) though the input CSV files have none, as in the "
+        "row ',2,Ben,Porto,': rows that found no match in a merge (pandas' merge keeps only the rows that match "
+        "with its default how='inner'; how='left' or 'outer' keeps the others), or values that did not parse? "
+        "Check the code that wrote it"
     ]
     (workspace / "customers.csv").write_text("customer_id,name,city\n1,Ana,\n2,Ben,Porto\n")
     # Written by the run now, so no longer an input: the inputs left (orders.csv) have no empty cells.

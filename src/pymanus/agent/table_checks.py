@@ -118,11 +118,16 @@ def _empty_cell_problems(workspace: Path, written: Sequence[str], inputs: Sequen
         return []
     problems = []
     for name in written:
-        counted = empty_cells(name, read_head(workspace / name).splitlines())
+        lines = read_head(workspace / name).splitlines()
+        counted = empty_cells(name, lines)
         if counted:
             cells = ", ".join(f"{count} in {column}" for column, count in counted.items())
+            rows = (line for line in lines[1:] if any(not cell.strip() for cell in next(csv.reader([line]), [])))
+            example = next((f", as in the row {row!r}" for row in rows), "")  # none when a quoted cell spans lines
             problems.append(
-                f"{name} has empty cells ({cells}) though the input CSV files have none: rows that found "
-                "no match in a merge, or values that did not parse? Check the code that wrote it"
+                f"{name} has empty cells ({cells}) though the input CSV files have none{example}: "
+                "rows that found no match in a merge (pandas' merge keeps only the rows that match with its "
+                "default how='inner'; how='left' or 'outer' keeps the others), or values that did not parse? "
+                "Check the code that wrote it"
             )
     return problems
