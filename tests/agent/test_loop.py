@@ -25,6 +25,7 @@ from pymanus import (
 from pymanus.agent.guards import REPEAT_HINT
 from pymanus.agent.loop import (
     EXPLORE_TEMPERATURE,
+    EXPLORE_TOP_P,
     FAILED_AGAIN_NOTE,
     NO_TOOL_CALL_NUDGE,
     RESAMPLE_NOTE,
@@ -477,19 +478,22 @@ class TemperatureRecorder(Model):
     def __init__(self, answers: list[object]) -> None:
         self.inner = ScriptedModel(answers)  # type: ignore[arg-type]
         self.temperatures: list[float | None] = []
+        self.top_ps: list[float | None] = []
 
     async def request(
         self, messages: Sequence[Message], tools: Sequence[ToolDefinition], settings: ModelSettings
     ) -> ModelResponse:
         self.temperatures.append(settings.temperature)
+        self.top_ps.append(settings.top_p)
         return await self.inner.request(messages, tools, settings)
 
 
 async def test_a_repeated_call_raises_the_temperature_of_the_next_request() -> None:
     model = TemperatureRecorder([call("add", a=1, b=1), call("add", a=1, b=1), call("add", a=2, b=1), "3"])
-    agent = Agent(model, tools=[add], settings=ModelSettings(temperature=0.1), resample_repeats=0)
+    agent = Agent(model, tools=[add], settings=ModelSettings(temperature=0.1, top_p=0.9), resample_repeats=0)
     result = await agent.run("task")
     assert model.temperatures == [0.1, 0.1, EXPLORE_TEMPERATURE, 0.1]
+    assert model.top_ps == [0.9, 0.9, EXPLORE_TOP_P, 0.9]  # uncut: a token over 90% would survive a cut alone
     assert [m.text for m in result.messages if m.role == "tool"] == ["2", "2" + REPEAT_HINT, "3"]
 
 

@@ -118,13 +118,18 @@ def test_changes_show_the_head_of_written_files(tmp_path: Path) -> None:
 
 # -- named files and progress -------------------------------------------------------------
 def test_named_files_and_where_they_are(tmp_path: Path) -> None:
-    task = "Make a package weather with __init__.py and cli.py, plus README.md; read data/in.csv and README.md."
+    task = "Make a package with __init__.py and cli.py, plus README.md; read data/in.csv and README.md."
     assert named_files(task) == ["__init__.py", "cli.py", "README.md", "data/in.csv"]
     (tmp_path / "weather").mkdir()
     (tmp_path / "weather" / "__init__.py").write_text("")
     assert locate(tmp_path, "__init__.py") == tmp_path / "weather" / "__init__.py"
     assert locate(tmp_path, "cli.py") is None
     assert locate(tmp_path, "data/in.csv") is None  # a path must be at that path
+    # Files the task puts in a folder it names are expected there: cli.py at the top does not count.
+    placed = "Create a package folder weather with __init__.py, cli.py and api.py; cli.py has main(). Add notes.md."
+    assert named_files(placed) == ["weather/__init__.py", "weather/cli.py", "weather/api.py", "notes.md"]
+    (tmp_path / "cli.py").write_text("")
+    assert locate(tmp_path, "weather/cli.py") is None
 
 
 def test_named_folders() -> None:
@@ -140,7 +145,7 @@ def test_the_reminder_and_the_completion_check_name_missing_folders(tmp_path: Pa
     ctx = context(tmp_path)
     task = "Create a package folder app with main.py, and a tests folder with a test for it."
     task_message(task, ctx)
-    assert "Not written yet: main.py, app/, tests/." in next_step_prompt(task, ctx)
+    assert "Not written yet: app/main.py, tests/." in next_step_prompt(task, ctx)
     (tmp_path / "app").mkdir()
     (tmp_path / "app" / "main.py").write_text("print(1)\n")
     assert "Not written yet: tests/." in next_step_prompt(task, ctx)

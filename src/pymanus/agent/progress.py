@@ -50,9 +50,22 @@ REMINDER_CHECK_CHARS = 800
 """Output of a failing check shown in a reminder (resent before every step)."""
 
 
+# "a package folder weather with __init__.py and cli.py": the files belong in weather/.
+_FOLDER_WITH_FILES = re.compile(
+    r"\b(?:folder|directory|package)\s+(?:named\s+|called\s+)?[`'\"]?([\w-]+)[`'\"]?\s+(?:with|containing|holding)\s+"
+    r"((?:[\w-]+\.\w+)(?:(?:\s*,\s*|\s+and\s+|\s*,\s*and\s+)[\w-]+\.\w+)*)",
+    re.IGNORECASE,
+)
+
+
 def named_files(task: str) -> list[str]:
-    """The file names ``task`` mentions, in order, without repeats."""
-    return list(dict.fromkeys(FILE_NAME.findall(task)))
+    """The file names ``task`` mentions, in order, without repeats; in their folder when the task puts them there."""
+    placed = {
+        name: f"{folder}/{name}"
+        for folder, names in _FOLDER_WITH_FILES.findall(task)
+        for name in re.findall(r"[\w-]+\.\w+", names)
+    }
+    return list(dict.fromkeys(placed.get(name, name) for name in FILE_NAME.findall(task)))
 
 
 # Folders the task asks for: "a tests folder", "a package folder weather", "the directory named out".
@@ -245,7 +258,9 @@ def next_step_prompt(task: str, context: ToolContext, checks: Sequence[CheckResu
     now = scan(workspace)
     written = changed_files(context.state.get(_START), now)
     missing = [name for name in named_files(task) if locate(workspace, name, now) is None]
-    missing += missing_folders(task, workspace, now)
+    missing += [
+        folder for folder in missing_folders(task, workspace, now) if not any(n.startswith(folder) for n in missing)
+    ]
     parts = []
     if written:
         more = f" and {len(written) - _SHOWN} more" if len(written) > _SHOWN else ""
