@@ -40,12 +40,8 @@ from pymanus.tools.toolset import ToolOutcome, Toolset
 logger = logging.getLogger("pymanus.agent")
 T = TypeVar("T")
 
-EXPLORE_TEMPERATURE = 1.0
+EXPLORE_TEMPERATURE = 0.8
 """Sampling temperature of the request after a repeated call (deterministic models loop)."""
-EXPLORE_TOP_P = 1.0
-"""And its nucleus: the model's own distribution, uncut. A token the model gives over 90%
-survives a top_p of 0.9 alone, whatever the temperature, so the 1.5B re-drew a repeated
-300-token call token for token at temperature 0.8 with the preset's top_p."""
 
 WRAP_UP_PROMPT = (
     "Stop repeating that call: its result is above. Call `terminate` now with your final answer to the task, "
@@ -407,7 +403,7 @@ class Run:
         if explore or self._explore:  # the model repeated itself: sample more freely to break the loop
             self._explore = False
             floor = max(settings.temperature or 0.0, EXPLORE_TEMPERATURE)
-            settings = settings.model_copy(update={"temperature": floor, "top_p": EXPLORE_TOP_P})
+            settings = settings.model_copy(update={"temperature": floor})
         yield ModelRequest(run_id=self.run_id, step=self.step, model=spec.model.name, messages=request)
         started = time.perf_counter()
         if spec.stream:
