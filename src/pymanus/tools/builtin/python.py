@@ -405,9 +405,9 @@ class PythonRunner:
             )
         if status.get("signatures"):
             accepted = "\n".join(textwrap.indent(signature, "    ") for signature in status["signatures"])
-            unknown = UNKNOWN_KEYWORD.search(outcome.stderr)
-            refused = f"`{unknown.group(1)}` is not one of them. " if unknown else ""
-            if unknown and status.get("renamed"):
+            unknown = status.get("unknown")
+            refused = f"`{unknown}` is not one of them. " if unknown else ""
+            if status.get("renamed"):
                 parameter, call = status["renamed"]
                 refused += f"If it is meant as `{parameter}`, the call is:\n    {call}\n"
             return (
@@ -459,7 +459,6 @@ def _silence(stdout: str) -> str:
     )
 
 
-UNKNOWN_KEYWORD = re.compile(r"unexpected keyword argument '(\w+)'")
 _SHELL_LINE = re.compile(r"line \d+\n\s+(?:python3?|pip3?|pytest|ls|cat|cd|echo) ")
 """The line a SyntaxError shows is a shell command (small models "run" scripts that way)."""
 

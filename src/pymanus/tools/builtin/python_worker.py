@@ -185,8 +185,9 @@ _DOTTED = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*")
 def call_signatures(exc: TypeError) -> dict[str, Any]:
     """The signatures of the calls a TypeError about arguments comes from, on the model's failing line.
 
-    Returns ``{"signatures": [...], "renamed": [parameter, call]}`` (see :func:`renamed_call`),
-    or ``{}`` when the error is not about arguments or no callee is found.
+    Returns ``{"signatures": [...], "unknown": keyword, "renamed": [parameter, call]}`` (the
+    keyword the callee does not take, and :func:`renamed_call`, when they apply), or ``{}``
+    when the error is not about arguments.
 
     Small models guess parameter names (``df.to_markdown(file_path=...)``) and, told only
     "got an unexpected keyword argument", guess the same again. No call in the code is made
@@ -221,6 +222,10 @@ def call_signatures(exc: TypeError) -> dict[str, Any]:
         calls = [c for c in calls if _last_name(c.func) == callee.group(1)] or calls
     signatures: list[str] = []
     advice: dict[str, Any] = {}
+    # The keyword the callee does not take (not "got multiple values for keyword argument": a parameter).
+    unknown = named if named and ("unexpected keyword" in message or "invalid keyword" in message) else None
+    if unknown:
+        advice["unknown"] = unknown
     for node in calls:
         found = _callee(node.func, frame, inner)
         if found is None:
@@ -229,7 +234,7 @@ def call_signatures(exc: TypeError) -> dict[str, Any]:
         if text is None or text in signatures:
             continue
         signatures.append(text)
-        if named and "renamed" not in advice and (renamed := renamed_call(node, found[1], named)):
+        if unknown and "renamed" not in advice and (renamed := renamed_call(node, found[1], unknown)):
             advice["renamed"] = renamed
     advice["signatures"] = signatures[:3]
     return advice
