@@ -432,9 +432,42 @@ async def test_completion_check_gives_up_after_two_rejections() -> None:
     assert (result.state, result.output, result.steps) == (RunState.FINISHED, "c", 3)
 
 
-async def test_failure_terminate_is_not_checked() -> None:
+async def test_failure_terminate_is_sent_back_once_while_the_check_finds_a_problem() -> None:
+    checked: list[str] = []
+
+    def check(task: str, answer: str, context: object) -> str:
+        checked.append(answer)
+        return "counts.md has a header and no rows."
+
+    model = ScriptedModel(
+        [call("terminate", status="failure", message="cannot"), call("terminate", status="failure", message="no")]
+    )
+    result = await Agent(model, completion_check=check).run("task")
+    assert (result.state, result.output, result.steps) == (RunState.ERROR, "no", 2)
+    assert checked == ["cannot"]  # the second failure is accepted without a check
+    sent_back = result.messages[3].text
+    assert sent_back.startswith("Not accepted yet") and "counts.md has a header and no rows." in sent_back
+    assert_protocol(result.messages)
+
+
+async def test_failure_terminate_is_accepted_when_the_check_is_satisfied() -> None:
     model = ScriptedModel([call("terminate", status="failure", message="cannot")])
-    result = await Agent(model, completion_check=lambda task, answer, context: "missing").run("task")
+    result = await Agent(model, completion_check=lambda task, answer, context: None).run("task")
+    assert (result.state, result.output, result.steps) == (RunState.ERROR, "cannot", 1)
+
+
+async def test_failure_terminate_on_the_last_step_is_accepted() -> None:
+    model = ScriptedModel([call("terminate", status="failure", message="cannot")])
+    agent = Agent(model, completion_check=lambda task, answer, context: "missing", max_steps=1)
+    result = await agent.run("task")
+    assert (result.state, result.output) == (RunState.ERROR, "cannot")
+
+
+async def test_failure_terminate_is_accepted_when_sending_back_is_off() -> None:
+    model = ScriptedModel([call("terminate", status="failure", message="cannot")])
+    agent = Agent(model, completion_check=lambda task, answer, context: "missing")
+    agent.limits.failure_rejections = 0
+    result = await agent.run("task")
     assert (result.state, result.output) == (RunState.ERROR, "cannot")
 
 

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import socket
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -288,7 +290,28 @@ def test_uncomputed_outputs_are_checked_only_when_asked_and_no_code_ran(tmp_path
     problem = missing_outputs(task, "Done.", context, uncomputed=True)
     assert problem is not None and "its values come from sales.csv" in problem
     assert missing_outputs(task, "Done.", context) is None  # a larger model is not second-guessed
-    context.state[CODE_RAN] = True
+    context.state[CODE_RAN] = time.time()  # code ran after the report was written (within the clock slack)
+    assert missing_outputs(task, "Done.", context, uncomputed=True) is None
+
+
+def test_a_file_written_by_hand_before_the_code_ran_must_show_what_the_code_printed(tmp_path: Path) -> None:
+    """The model typed totals, computed the real ones, and kept the typed file."""
+    context = ToolContext(run_id="r", workspace=tmp_path)
+    (tmp_path / "sales.csv").write_text(SALES)
+    task = "Total the amount per region of sales.csv into report.md."
+    progress.task_message(task, context)
+    (tmp_path / "report.md").write_text(TYPED_REPORT)
+    typed_at = time.time() - 30
+    os.utime(tmp_path / "report.md", (typed_at, typed_at))
+    context.state[CODE_RAN] = typed_at + 10
+    context.state[CODE_OUTPUT] = "region\nNorth    12.5\nSouth    5.25\n"
+    problem = missing_outputs(task, "Done.", context, uncomputed=True)
+    assert problem is not None
+    assert "report.md was written before any code ran, and the code's output since does not show its 13.75" in problem
+    context.state[CODE_OUTPUT] += "North 13.75\n"  # the typed values are what the code printed
+    assert missing_outputs(task, "Done.", context, uncomputed=True) is None
+    context.state[CODE_OUTPUT] = ""
+    (tmp_path / "report.md").write_text(TYPED_REPORT)  # written again after the code ran
     assert missing_outputs(task, "Done.", context, uncomputed=True) is None
 
 
@@ -305,7 +328,13 @@ def test_a_list_of_workspace_files_written_by_hand_is_sent_back(tmp_path: Path) 
     (tmp_path / "todo.txt").write_text("src/a.py\nsrc/b.py\n")
     problem = missing_outputs(task, "Done.", context, uncomputed=True)
     assert problem is not None and "todo.txt lists workspace files, but no code looked at them" in problem
-    context.state[CODE_RAN] = True
+    listed_at = time.time() - 30
+    os.utime(tmp_path / "todo.txt", (listed_at, listed_at))
+    context.state[CODE_RAN] = listed_at + 10  # then code looked: the list must be what it found
+    context.state[CODE_OUTPUT] = "['src/a.py']\n"
+    problem = missing_outputs(task, "Done.", context, uncomputed=True)
+    assert problem is not None and "the code's output since does not show its src/b.py" in problem
+    context.state[CODE_OUTPUT] = "['src/a.py', 'src/b.py']\n"
     assert missing_outputs(task, "Done.", context, uncomputed=True) is None
 
 
@@ -326,7 +355,7 @@ def test_written_files_that_do_not_parse_send_the_answer_back(tmp_path: Path) ->
     problem = missing_outputs(task, "Done.", context)
     assert problem is not None
     assert "report.md is not valid Markdown (the table at line 2 has a second header at line 4" in problem
-    assert "counts.md is not valid Markdown (the table at line 3 has a header and no rows)" in problem
+    assert "counts.md is not valid Markdown (the table at line 3 has a header and no rows: write the whole" in problem
     assert "cli.py is not valid Python (invalid syntax at line 1)" in problem
     assert "products.json is not valid JSON (Expecting property name enclosed in double quotes" in problem
     assert "pyproject.toml is not valid TOML (Expected '=' after a key" in problem

@@ -58,6 +58,13 @@ FAILED_AGAIN_NOTE = (
     "the run. Read that error and make a different call: change what caused it."
 )
 
+NOT_FINISHED = "The task is not finished yet: "
+
+GAVE_UP_NOTE = (
+    "Not accepted yet: steps remain, so fix what is left first. {problem} "
+    'Use status "failure" again only if it truly cannot be done.'
+)
+
 NO_TOOL_CALL_NUDGE = (
     "You replied without calling a tool. Continue the task with a tool call, "
     "or call `terminate` with your final answer if the task is done."
@@ -75,6 +82,11 @@ class RunLimits:
     """Identical calls that end the run as stuck; the first repeat only earns a hint."""
     max_rejections: int = 2
     """Final answers the completion check may send back before one is accepted anyway."""
+    failure_rejections: int = 1
+    """Of those, ``terminate`` calls with status "failure" the check may send back while it still
+    finds something to fix: small models give up on a problem a tool just described (a table
+    with no rows yet, a file written by hand), often quoting the fix in their answer. A task
+    that truly cannot be done costs one step more."""
     resample_repeats: int = 2
     """Times a response that repeats the previous step's calls exactly is sampled again, more
     freely and with :data:`RESAMPLE_NOTE`, before it runs: nothing changed since, so the same
@@ -136,6 +148,7 @@ class Run:
     reason: str = ""
     _deadline: float | None = None
     _rejections: int = 0
+    _failures_sent_back: int = 0
     _explore: bool = False
     _notices: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
 
@@ -263,8 +276,10 @@ class Run:
             for outcome in outcomes:
                 content = outcome.result.content
                 ending = outcome.result.end_run
-                if ending == "success" and (problem := await self._unfinished(outcome.result.text)) is not None:
-                    ending, content = None, f"The task is not finished yet: {problem}"
+                gave_up = ending == "failure"
+                if ending and (problem := await self._unfinished(outcome.result.text, gave_up=gave_up)) is not None:
+                    sent_back = GAVE_UP_NOTE.format(problem=problem) if gave_up else f"{NOT_FINISHED}{problem}"
+                    ending, content = None, sent_back
                 times = repeats.observe(outcome, content if isinstance(content, str) else None)
                 if times >= 2:
                     self._explore = True
@@ -343,14 +358,21 @@ class Run:
             self._end(RunState.ERROR, "stuck", stuck)
         yield StepFinished(run_id=self.run_id, step=self.step, usage=self.usage)
 
-    async def _unfinished(self, answer: str) -> str | None:
-        """What the completion check finds missing in a final answer, while rejections remain."""
-        check = self.spec.completion_check
-        if check is None or self._rejections >= self.spec.limits.max_rejections:
+    async def _unfinished(self, answer: str, *, gave_up: bool = False) -> str | None:
+        """What the completion check finds missing in a final answer, while rejections remain.
+
+        ``gave_up``: the answer ends the run with status "failure" (checked as any answer, while
+        steps remain to act on the problem).
+        """
+        check, limits = self.spec.completion_check, self.spec.limits
+        if check is None or self._rejections >= limits.max_rejections:
+            return None
+        if gave_up and (self._failures_sent_back >= limits.failure_rejections or self.step >= limits.max_steps):
             return None
         problem = await _settled(check(self.task, answer, self.spec.context))
         if problem is not None:
             self._rejections += 1
+            self._failures_sent_back += gave_up
         return problem
 
     def _drain_notices(self) -> list[PlanUpdated]:

@@ -153,9 +153,9 @@ def missing_outputs(
     problems.extend(progress.invalid_outputs(context))
     problems.extend(table_problems(task, context))
     if uncomputed:
-        computed = bool(context.state.get(CODE_RAN))
-        problems.extend(progress.uncomputed_outputs(task, context, computed=computed))
         printed = str(context.state.get(CODE_OUTPUT, ""))
+        code_since = context.state.get(CODE_RAN)
+        problems.extend(progress.uncomputed_outputs(task, context, code_since=code_since, printed=printed))
         problems.extend(progress.unfounded_answer_numbers(task, answer, context, printed))
     if not problems:
         return None

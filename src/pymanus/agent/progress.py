@@ -195,18 +195,23 @@ def unfounded_answer_numbers(task: str, answer: str, context: ToolContext, print
     ]
 
 
-def uncomputed_outputs(task: str, context: ToolContext, *, computed: bool) -> list[str]:
-    """Problems with data files the run wrote while no code has run (``computed`` false).
+def uncomputed_outputs(task: str, context: ToolContext, *, code_since: float | None, printed: str = "") -> list[str]:
+    """Problems with data files the run wrote by hand, not from code.
+
+    ``code_since``: when code first ran without error in the run (``time.time()``), or
+    ``None``; ``printed``: what the run's code printed.
 
     A small model reads a CSV and writes a report of made-up totals, or of a table header
-    with no rows. A data file written without any code is sent back when the workspace has
+    with no rows. A data file written while no code has run is sent back when the workspace has
     data to compute from (CSV, TSV or JSON inputs), when it holds numbers (decimals, or
     integers of two digits or more) that are in no input and not in the task, or when it
     lists workspace files (picked by what is in them, they are found by reading every file,
-    which code does and a small model does not).
+    which code does and a small model does not). Once code has run, such a file written
+    before it is sent back while it holds numbers or workspace paths the code's output does
+    not show: the model wrote its guess, computed the real values, and kept the guess.
     """
     start = context.state.get(_START)
-    if computed or start is None:
+    if start is None:
         return []
     workspace = Path(context.workspace)
     written = written_files(context)
@@ -215,10 +220,24 @@ def uncomputed_outputs(task: str, context: ToolContext, *, computed: bool) -> li
     known = _known_numbers(workspace, inputs, task)
     problems = []
     for name in written:
+        path = workspace / name
         if not name.endswith(_DATA_SUFFIXES):
             continue
-        text = read_head(workspace / name)
-        if len([path for path in inputs if path in text]) >= 2:
+        text = read_head(path)
+        listed = [other for other in inputs if other in text]
+        if code_since is not None:
+            if _modified(path) >= code_since - _CLOCK_SLACK:
+                continue
+            shown_numbers = known | _numbers(printed)
+            unseen = [other for other in listed if len(listed) >= 2 and other not in printed]
+            unseen += [n for n in _NUMBER.findall(text) if _value(n) not in shown_numbers]
+            if unseen:
+                shown = ", ".join(dict.fromkeys(unseen[:3]))
+                problems.append(
+                    f"{name} was written before any code ran, and the code's output since does not show "
+                    f"its {shown}: write {name} again from what the code computes"
+                )
+        elif len(listed) >= 2:
             problems.append(
                 f"{name} lists workspace files, but no code looked at them: find them with python "
                 "(os.walk, open and read each file) so that the list is exact"
@@ -231,6 +250,18 @@ def uncomputed_outputs(task: str, context: ToolContext, *, computed: bool) -> li
             shown = ", ".join(dict.fromkeys(unknown[:3]))
             problems.append(f"{name} holds numbers that are in no input and no code computed ({shown})")
     return problems
+
+
+_CLOCK_SLACK = 1.0
+"""Seconds a file's modification time may trail the clock (file systems stamp coarsely): a file
+that code wrote must not count as written before it."""
+
+
+def _modified(path: Path) -> float:
+    try:
+        return path.stat().st_mtime
+    except OSError:
+        return 0.0
 
 
 def read_head(path: Path) -> str:

@@ -7,6 +7,7 @@ import os
 import shutil
 import socket
 import threading
+import time
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
@@ -16,7 +17,7 @@ import pytest
 from pymanus.sandbox import Limits, Sandbox
 from pymanus.sandbox.limits import find_pids_parent
 from pymanus.tools import Tool, ToolContext, ToolResult
-from pymanus.tools.builtin.python import PythonRunner, available_libraries, python_tool
+from pymanus.tools.builtin.python import CODE_OUTPUT, CODE_RAN, PythonRunner, available_libraries, python_tool
 from pymanus.tools.builtin.python_worker import cell_name, parameter_notes
 
 HAVE_BWRAP = shutil.which("bwrap") is not None
@@ -194,12 +195,28 @@ async def test_syntax_error(once: Tool) -> None:
     assert result.is_error and "SyntaxError" in result.text and "def broken(:" in result.text
 
 
+async def test_a_syntax_error_in_an_imported_workspace_file_is_located_there(once: Tool, sandbox: Sandbox) -> None:
+    (sandbox.workspace / "stats.py").write_text("def median(values) ->\n    return values[0]\n")
+    result = await call(once, "from stats import median\nprint(median([3]))")
+    assert result.is_error and "expected ':'" in result.text and "stats.py" in result.text
+    assert "is in stats.py, a file your code imports, not in your code. Fix stats.py first" in result.text
+    assert "one statement per line" not in result.text
+
+
 async def test_a_file_written_through_a_broken_string_literal_points_to_write_file(once: Tool) -> None:
     # A line break the JSON decoding put inside a string, with quotes nested so it cannot be repaired.
     code = "open('s.py', 'w').write('def f():\n    print(1)\nif __name__ == '__main__':\n    f()')"
     result = await call(once, code)
     assert result.is_error and "unterminated string literal" in result.text
-    assert "call write_file with the text as content" in result.text
+    assert "call write_file with it as content" in result.text
+
+
+async def test_a_report_built_in_a_broken_string_literal_points_to_joining_lines(once: Tool) -> None:
+    # The string is never closed, so the line breaks cannot be escaped back.
+    code = "total = 3\nreport = f'| Region | Total |\n|---|---|\n| North | {total} |\nprint(report)"
+    result = await call(once, code)
+    assert result.is_error and "unterminated string literal" in result.text
+    assert "'\\n'.join(lines)" in result.text and "to_markdown()" in result.text
 
 
 async def test_one_line_compound_statement_runs_or_gets_a_recovery_hint(once: Tool) -> None:
@@ -340,6 +357,19 @@ async def test_code_cannot_reach_the_network(tmp_path: Path, listener: tuple[int
     assert accepted == []
 
 
+async def test_the_run_state_records_when_code_first_ran_and_what_it_printed(once: Tool) -> None:
+    context = ToolContext(run_id="run")
+    before = time.time()
+    await once.run(once.validate({"code": "1 / 0"}), context)
+    assert CODE_RAN not in context.state  # a failed block computed nothing
+    await once.run(once.validate({"code": "print(41 + 1)"}), context)
+    first = context.state[CODE_RAN]
+    assert before <= first <= time.time()
+    await once.run(once.validate({"code": "print('again')"}), context)
+    assert context.state[CODE_RAN] == first
+    assert "42" in context.state[CODE_OUTPUT] and "again" in context.state[CODE_OUTPUT]
+
+
 # -- sessions ----------------------------------------------------------------------------
 async def test_one_shot_calls_share_nothing(once: Tool) -> None:
     await call(once, "secret = 41")
@@ -352,6 +382,13 @@ async def test_session_keeps_variables(runner: PythonRunner) -> None:
     result = await call(runner.tool, "total + 2")
     assert result.text == "42"
     assert (await call(runner.tool, "math.sqrt(16)")).text == "4.0"
+
+
+async def test_a_block_that_replaces_the_output_streams_does_not_hide_later_errors(runner: PythonRunner) -> None:
+    replaced = await call(runner.tool, "import io, sys\nsys.stdout = io.StringIO()\nsys.stderr = io.StringIO()\n1 / 0")
+    assert replaced.is_error and "ZeroDivisionError: division by zero" in replaced.text
+    later = await call(runner.tool, "print('seen')\nundefined_name")
+    assert later.is_error and "seen" in later.text and "NameError: name 'undefined_name'" in later.text
 
 
 async def test_sessions_are_per_run(runner: PythonRunner) -> None:

@@ -45,7 +45,10 @@ def _check_tables(text: str) -> None:
         if TABLE_RULE.match(line) and "|" in line:
             below = lines[number] if number < len(lines) else ""
             if "|" not in below:
-                raise ValueError(f"the table at line {number - 1} has a header and no rows")
+                raise ValueError(
+                    f"the table at line {number - 1} has a header and no rows: write the whole table at once, "
+                    "with a row for each item (from python when the values are computed)"
+                )
             if number >= 3 and "|" in lines[number - 3]:
                 start = next(n for n in range(number - 2, 0, -1) if n == 1 or "|" not in lines[n - 2])
                 raise ValueError(

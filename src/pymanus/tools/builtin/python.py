@@ -25,6 +25,7 @@ import re
 import secrets
 import sys
 import textwrap
+import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path, PurePosixPath
 from typing import Annotated
@@ -42,7 +43,7 @@ from pymanus.tools.builtin.workspace_scan import Snapshot, defining_module, desc
 from pymanus.tools.tool import DEFAULT_MAX_RESULT_CHARS, Tool, ToolContext, ToolResult
 
 CODE_RAN = "python.code_ran"
-"""``ToolContext.state`` key, set once code has run without error in the run."""
+"""``ToolContext.state`` key: when (``time.time()``) the first block that ran without error started."""
 CODE_OUTPUT = "python.output"
 """``ToolContext.state`` key: what the run's code printed, the latest :data:`CODE_OUTPUT_CHARS` characters."""
 CODE_OUTPUT_CHARS = 100_000
@@ -133,6 +134,7 @@ class PythonRunner:
         self, code: str, ctx: ToolContext, run_code: Callable[[str], Awaitable[ToolResult]]
     ) -> ToolResult:
         """Run ``code``, then the terminal commands it ends with; note in the run's state that code ran."""
+        started = time.time()
         body, commands = split_commands(code)
         results = [await run_code(body)] if body.strip() or not commands else []
         for command in commands:
@@ -145,7 +147,7 @@ class PythonRunner:
             else ToolResult(content="\n\n".join(r.text for r in results), is_error=any(r.is_error for r in results))
         )
         if not result.is_error:
-            ctx.state[CODE_RAN] = True
+            ctx.state.setdefault(CODE_RAN, started)
         ctx.state[CODE_OUTPUT] = (ctx.state.get(CODE_OUTPUT, "") + "\n" + result.text)[-CODE_OUTPUT_CHARS:]
         return result
 
@@ -370,6 +372,12 @@ class PythonRunner:
                 f"The code ran out of memory (limit {limits.memory_mb} MB per process). "
                 "Process the data in smaller chunks, or read only the columns you need."
             )
+        broken = str(status.get("broken_file", ""))
+        if error in ("SyntaxError", "IndentationError") and broken and not broken.startswith(".."):
+            return (
+                f"The {error} (see above) is in {broken}, a file your code imports, not in your code. "
+                f"Fix {broken} first (read it, then edit_file or write_file), then run this again."
+            )
         if error == "SyntaxError" and _SHELL_LINE.search(outcome.stderr):
             return (
                 "The code has a SyntaxError (see above): that line is a shell command, not Python. "
@@ -378,9 +386,10 @@ class PythonRunner:
             )
         if error == "SyntaxError" and "unterminated string literal" in outcome.stderr:
             return (
-                "The code has a SyntaxError (see above), so none of it ran: a string literal holds a line break. "
-                "Inside a Python string write \\n (\\\\n in the JSON arguments). To create a file of several "
-                "lines, call write_file with the text as content instead of writing it from Python."
+                "The code has a SyntaxError (see above), so none of it ran: a quoted string does not end on the "
+                "line it starts. Inside a Python string write \\n (\\\\n in the JSON arguments). To save fixed "
+                "text (a script, a note), call write_file with it as content; build text from computed values "
+                "in Python, line by line: '\\n'.join(lines) with f-strings, or DataFrame.to_markdown() for a table."
             )
         if error == "SyntaxError" and "was never closed" in outcome.stderr:
             return (

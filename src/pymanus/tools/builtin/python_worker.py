@@ -27,6 +27,7 @@ import resource
 import sys
 import traceback
 import types
+from collections.abc import Iterator
 from typing import Any
 
 SEPARATOR = b"\x1e"
@@ -119,11 +120,12 @@ def run_block(source: str, filename: str, namespace: dict[str, Any]) -> dict[str
     else:
         last = None
     try:
-        exec(compile(tree, filename, "exec"), namespace)
-        if last is not None:
-            value = eval(compile(ast.Expression(last.value), filename, "eval"), namespace)
-            if value is not None:
-                print(repr(value))
+        with _streams_kept():
+            exec(compile(tree, filename, "exec"), namespace)
+            if last is not None:
+                value = eval(compile(ast.Expression(last.value), filename, "eval"), namespace)
+                if value is not None:
+                    print(repr(value))
     except SystemExit as exc:
         code = int(exc.code) if isinstance(exc.code, int) else (0 if exc.code is None else 1)  # True: 1
         if exc.code is not None and not isinstance(exc.code, int):
@@ -136,6 +138,8 @@ def run_block(source: str, filename: str, namespace: dict[str, Any]) -> dict[str
             status["module"] = exc.name
         elif isinstance(exc, (ImportError, AttributeError)):
             status.update(_missing_name(exc))
+        elif isinstance(exc, SyntaxError) and exc.filename and not exc.filename.startswith("<"):
+            status["broken_file"] = os.path.relpath(exc.filename)  # a module the code imports
         elif isinstance(exc, FileNotFoundError) and isinstance(exc.filename, (str, bytes)):
             status["missing_file"] = os.path.relpath(os.fsdecode(exc.filename))
         elif isinstance(exc, NameError) and exc.name:
@@ -144,6 +148,22 @@ def run_block(source: str, filename: str, namespace: dict[str, Any]) -> dict[str
             status.update(advice)
         return status
     return {"ok": True}
+
+
+@contextlib.contextmanager
+def _streams_kept() -> Iterator[None]:
+    """Put back ``sys.stdout`` and ``sys.stderr`` after a block that replaced them.
+
+    Models redirect them to capture a test run's output; left replaced, every later
+    traceback and print of the session would go into the model's buffer, unseen.
+    """
+    saved = sys.stdout, sys.stderr
+    try:
+        yield
+    finally:
+        if (sys.stdout, sys.stderr) != saved:
+            _flush()
+            sys.stdout, sys.stderr = saved
 
 
 def _forget_workspace_modules() -> None:
