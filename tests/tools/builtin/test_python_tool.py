@@ -190,6 +190,16 @@ async def test_other_type_errors_get_the_plain_hint(once: Tool) -> None:
     assert "Fix the code and run it again" in result.text and "accepts" not in result.text
 
 
+async def test_an_api_removed_from_a_library_names_what_replaces_it(once: Tool) -> None:
+    pytest.importorskip("pandas")
+    code = "import pandas as pd\nrows = pd.DataFrame({'a': []})\nrows = rows.append({'a': 1}, ignore_index=True)"
+    result = await call(once, code)
+    assert result.is_error and "'DataFrame' object has no attribute 'append'" in result.text
+    assert "`DataFrame.append` was removed in pandas 2.0: collect the rows in a list of dicts" in result.text
+    other = await call(once, "import pandas as pd\npd.DataFrame().no_such_method()")
+    assert other.is_error and "was removed" not in other.text
+
+
 async def test_syntax_error(once: Tool) -> None:
     result = await call(once, "def broken(:\n    pass")
     assert result.is_error and "SyntaxError" in result.text and "def broken(:" in result.text
@@ -389,6 +399,12 @@ async def test_a_block_that_replaces_the_output_streams_does_not_hide_later_erro
     assert replaced.is_error and "ZeroDivisionError: division by zero" in replaced.text
     later = await call(runner.tool, "print('seen')\nundefined_name")
     assert later.is_error and "seen" in later.text and "NameError: name 'undefined_name'" in later.text
+
+
+async def test_code_written_as_a_script_finds_the_workspace_next_to_its_file(once: Tool, sandbox: Sandbox) -> None:
+    (sandbox.workspace / "data.txt").write_text("42\n")
+    result = await call(once, "import os\nprint(open(os.path.join(os.path.dirname(__file__), 'data.txt')).read())")
+    assert not result.is_error and result.text.strip() == "42"
 
 
 async def test_sessions_are_per_run(runner: PythonRunner) -> None:

@@ -15,6 +15,11 @@ word boundary ``\\b`` without doubling the backslash sends a backspace character
 compiles inside a string and silently matches nothing. Python source never means those
 control characters, so they always go back to the ``\\b`` and ``\\f`` the model typed.
 
+Line breaks escaped twice. The opposite mistake: ``\\\\n`` between statements, so the code
+arrives as one line with backslash-n where the line breaks belong, and Python stops at the
+first "unexpected character after line continuation character". Outside string literals
+a backslash-n has no other meaning, so it becomes the line break it stands for.
+
 Programs on one line. Small models write ``for f in files: if f.endswith('.py'): print(f)``
 or ``import os; for f in os.listdir(): print(f)``: compound statements after a colon or a
 ``;``, which Python does not allow. Splitting the line at those colons (what follows goes
@@ -35,6 +40,10 @@ WRITTEN_STRING_NOTE = (
     f"Note: the file's code had line breaks inside string literals; they were written as \\n escapes. {_ESCAPE_TIP}"
 )
 """What ``write_file`` says when it wrote a Python file with that repair."""
+ESCAPED_NOTE = (
+    "Note: your code had \\n between statements instead of line breaks; it was run with line breaks there. "
+    "In the JSON arguments, a line break is \\n (one backslash)."
+)
 BLOCKS_NOTE = (
     "Note: your code chained for/if/with statements on one line, which Python does not allow; "
     "it was run with each statement on its own line, in indented blocks."
@@ -49,6 +58,9 @@ def repair(code: str) -> tuple[str, str]:
     repaired = repair_string_line_breaks(code)
     if repaired is not None:
         return repaired, STRING_NOTE
+    repaired = repair_escaped_line_breaks(code)
+    if repaired is not None:
+        return repaired, ESCAPED_NOTE
     repaired = repair_inline_blocks(code)
     if repaired is not None:
         return repaired, BLOCKS_NOTE
@@ -66,7 +78,7 @@ def repair_string_line_breaks(code: str) -> str | None:
     ``None`` means there is nothing to repair (the code compiles, fails for another
     reason, uses triple-quoted strings, or is still broken after the repair).
     """
-    if not _fails_on_unterminated_string(code) or "'''" in code or '"""' in code:
+    if not _fails_with(code, *_UNTERMINATED) or "'''" in code or '"""' in code:
         return None
     joined: list[str] = []
     pending: str | None = None
@@ -85,11 +97,55 @@ def repair_string_line_breaks(code: str) -> str | None:
     return repaired
 
 
-def _fails_on_unterminated_string(code: str) -> bool:
+def repair_escaped_line_breaks(code: str) -> str | None:
+    """The code with each backslash-n outside string literals made a line break, or ``None``.
+
+    ``None``: the code compiles, fails for another reason, or still fails after the repair.
+    """
+    if not _fails_with(code, "unexpected character after line continuation character"):
+        return None
+    pieces: list[str] = []
+    quote: str | None = None  # the delimiter of the string literal being read (' " ''' or """)
+    index = 0
+    while index < len(code):
+        if quote is None and code.startswith("\\n", index):
+            pieces.append("\n")
+            index += 2
+            continue
+        char = code[index]
+        if quote is None and char == "#":  # a comment ends at a line break, real or escaped
+            end = min(
+                (found for found in (code.find("\n", index), code.find("\\n", index)) if found >= 0), default=len(code)
+            )
+            pieces.append(code[index:end])
+            index = end
+            continue
+        if quote is None and char in "'\"":
+            quote = char * 3 if code.startswith(char * 3, index) else char
+            pieces.append(quote)
+            index += len(quote)
+            continue
+        if quote is not None and char == "\\":
+            pieces.append(code[index : index + 2])  # an escape inside a string stays as written
+            index += 2
+            continue
+        if quote is not None and code.startswith(quote, index):
+            pieces.append(quote)
+            index += len(quote)
+            quote = None
+            continue
+        pieces.append(char)
+        index += 1
+    repaired = "".join(pieces)
+    return repaired if compiles(repaired) else None
+
+
+def _fails_with(code: str, *messages: str) -> bool:
+    """Whether compiling ``code`` raises a SyntaxError with one of ``messages``."""
     try:
         compile(code, "<cell>", "exec")
     except SyntaxError as exc:
-        return any(marker in str(exc.msg) for marker in _UNTERMINATED)
+        return any(message in str(exc.msg) for message in messages)
     except ValueError:  # NUL bytes
         return False
     return False

@@ -47,6 +47,20 @@ CODE_RAN = "python.code_ran"
 CODE_OUTPUT = "python.output"
 """``ToolContext.state`` key: what the run's code printed, the latest :data:`CODE_OUTPUT_CHARS` characters."""
 CODE_OUTPUT_CHARS = 100_000
+_CONCAT = "collect the rows in a list of dicts and build the table once with pd.DataFrame(rows), or use pd.concat"
+REMOVED_APIS = {
+    "DataFrame.append": f"was removed in pandas 2.0: {_CONCAT}",
+    "Series.append": "was removed in pandas 2.0: use pd.concat([series, other])",
+    "DataFrame.iteritems": "was removed in pandas 2.0: use .items()",
+    "Series.iteritems": "was removed in pandas 2.0: use .items()",
+    "DataFrame.as_matrix": "was removed in pandas 1.0: use .to_numpy()",
+    "DataFrame.ix": "was removed in pandas 1.0: use .loc (labels) or .iloc (positions)",
+    **{
+        f"numpy.{name}": f"was removed in NumPy 1.24: use the builtin {name}"
+        for name in ("float", "int", "bool", "object")
+    },
+}
+"""Library functions small models learnt from older versions, with what replaces them."""
 PythonCode = Annotated[str, Field(json_schema_extra={"contentMediaType": PYTHON_SOURCE})]
 
 WORKER_SOURCE = (Path(__file__).parent / "python_worker.py").read_text(encoding="utf-8")
@@ -404,6 +418,8 @@ class PythonRunner:
             )
         if error == "FileNotFoundError" and status.get("missing_file"):
             return self._missing_file_hint(str(status["missing_file"]))
+        if (attribute := str(status.get("attribute", ""))) in REMOVED_APIS:
+            return f"`{attribute}` {REMOVED_APIS[attribute]}, and the sandbox has the current version."
         if status.get("missing") and status.get("module_file"):
             return self._missing_name_hint(str(status["missing"]), str(status["module_file"]))
         if status.get("undefined") and (home := defining_module(self.sandbox.workspace, str(status["undefined"]))):

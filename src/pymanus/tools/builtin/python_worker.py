@@ -53,6 +53,8 @@ def main() -> int:
     namespace.update(
         {"__builtins__": builtins, "read_file": read_file, "write_file": write_file, "edit_file": edit_file}
     )
+    # Code written as a script finds its files next to itself: os.path.dirname(__file__) is the workspace.
+    namespace["__file__"] = os.path.join(os.getcwd(), "__main__.py")
     # Like a notebook with the usual imports done: models often forget `import json`.
     for name in PREIMPORTED:
         namespace[name] = importlib.import_module(name)
@@ -138,6 +140,9 @@ def run_block(source: str, filename: str, namespace: dict[str, Any]) -> dict[str
             status["module"] = exc.name
         elif isinstance(exc, (ImportError, AttributeError)):
             status.update(_missing_name(exc))
+            if isinstance(exc, AttributeError) and exc.name and (owner := getattr(exc, "obj", None)) is not None:
+                kind = owner.__name__ if isinstance(owner, types.ModuleType) else type(owner).__name__
+                status["attribute"] = f"{kind}.{exc.name}"
         elif isinstance(exc, SyntaxError) and exc.filename and not exc.filename.startswith("<"):
             status["broken_file"] = os.path.relpath(exc.filename)  # a module the code imports
         elif isinstance(exc, FileNotFoundError) and isinstance(exc.filename, (str, bytes)):
