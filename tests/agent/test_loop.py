@@ -558,6 +558,30 @@ async def test_a_call_that_failed_twice_the_same_way_is_sampled_again_before_it_
     assert_protocol(result.messages)
 
 
+async def test_a_second_repeating_draw_withholds_the_repeated_tool_from_the_next() -> None:
+    @tool
+    def double(a: int) -> int:
+        """Double an integer.
+
+        Args:
+            a: the integer
+        """
+        return 2 * a
+
+    same = call("add", a=1, b=1)
+    model = TemperatureRecorder([same, same, same, call("double", a=2), "4"])
+    result = await Agent(model, tools=[add, double], resample_repeats=2).run("task")
+    offered = [[t.name for t in tools] for tools in model.inner.request_tools]
+    assert offered[:3] == [["add", "double", "terminate"]] * 3
+    assert offered[3] == ["double", "terminate"]  # `add` stays in the prompt, not in what may be called
+    note = model.inner.requests[3][-1].text
+    assert note.startswith(RESAMPLE_NOTE) and "this time `add` cannot be called" in note
+    assert offered[4] == ["add", "double", "terminate"]  # withheld for that draw only
+    assert [m.text for m in result.messages if m.role == "tool"] == ["2", "4"]
+    assert (result.state, result.output) == (RunState.FINISHED, "4")
+    assert_protocol(result.messages)
+
+
 async def test_resampling_gives_up_and_runs_the_repeat() -> None:
     same = call("add", a=1, b=1)
     model = TemperatureRecorder([same, same, same, same, "2"])

@@ -312,6 +312,15 @@ class TestRealModel:
         await small.request(messages, [ADD, SEARCH], ModelSettings(seed=2))
         assert small.last_prompt_eval_tokens == 1  # same prompt: only the last token is re-evaluated
 
+    async def test_allowed_tools_limit_the_calls_and_keep_the_prompt_cache(self, small: LocalModel) -> None:
+        messages = [Message.system("You are a helpful agent."), Message.user("What is 2 + 40? Use the add tool.")]
+        await small.request(messages, [ADD, SEARCH], ModelSettings(seed=1))
+        for seed in (1, 2, 3):
+            response = await small.request(messages, [ADD, SEARCH], ModelSettings(seed=seed, allowed_tools=["search"]))
+            assert small.last_prompt_eval_tokens == 1  # the same prompt: every tool is still in it
+            assert {c.name for c in response.message.tool_calls} <= {"search"}
+            _check_response(response, [SEARCH])
+
     async def test_python_source_never_holds_semicolons_or_raw_line_breaks(self, small: LocalModel) -> None:
         prompt = "Call python with this exact code: import os; x = 1; y = 2; print(x + y)"
         for seed in (1, 2, 3):

@@ -334,6 +334,12 @@ async def test_settings_are_sent(model: OpenAIModel, chat_server: ChatServer) ->
     assert "tools" not in chat_server.requests[-1]
 
 
+async def test_only_the_allowed_tools_are_sent(model: OpenAIModel, chat_server: ChatServer) -> None:
+    chat_server.push(completion("a"))
+    await model.request(HISTORY, TOOLS, ModelSettings(allowed_tools=[TOOLS[-1].name]))
+    assert chat_server.requests[-1]["tools"] == [TOOLS[-1].to_wire()]
+
+
 def test_openai_itself_gets_max_completion_tokens(no_openai_env: None) -> None:
     model = OpenAIModel("gpt-4o-mini", api_key="k")
     body = model._body(HISTORY, [], ModelSettings(max_tokens=10))

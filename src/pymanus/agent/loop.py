@@ -12,7 +12,7 @@ import asyncio
 import inspect
 import logging
 import time
-from collections.abc import AsyncGenerator, Awaitable, Callable
+from collections.abc import AsyncGenerator, Awaitable, Callable, Collection
 from dataclasses import dataclass, field, replace
 from typing import Any, TypeVar
 
@@ -58,6 +58,11 @@ FAILED_AGAIN_NOTE = (
     "the run. Read that error and make a different call: change what caused it."
 )
 
+WITHHELD_NOTE = (
+    " Drawn again, it repeated them again, so this time {names} cannot be called: use another tool to change "
+    "what made the result the same, or call `terminate` if the task is done."
+)
+
 NOT_FINISHED = "The task is not finished yet: "
 
 GAVE_UP_NOTE = (
@@ -93,7 +98,10 @@ class RunLimits:
     calls would give the same results (small models re-run a failing test unchanged until the
     run ends stuck; a higher temperature alone rarely moved the 1.5B off the repeat). So is a
     response making a call that has failed the same way ``max_repeats - 1`` times, with
-    :data:`FAILED_AGAIN_NOTE`: once more would end the run stuck."""
+    :data:`FAILED_AGAIN_NOTE`: once more would end the run stuck. From the second draw that
+    repeats, the next may not call the repeated calls' tools (``terminate`` stays callable):
+    the 1.5B re-drew a repeated test run token for token at any temperature that kept its
+    tool calls well formed."""
     wrap_up: bool = True
     """A run stuck repeating a call that *succeeds* gets one last request, offering only
     ``terminate``, for its final answer (small models compute the answer, then keep
@@ -239,11 +247,12 @@ class Run:
             request, tools = await self._request()
             response: ModelResponse | None = None
             note: str | None = None
-            for _ in range(max(0, spec.limits.resample_repeats) + 1):
+            withheld: set[str] = set()
+            for attempt in range(max(0, spec.limits.resample_repeats) + 1):
                 if note is not None:
                     logger.info("the response repeats calls without effect; sampling again", extra=self._log_extra())
                 asked = [*request, Message.user(note)] if note else request
-                async for item in self._ask_model(asked, tools, explore=note is not None):
+                async for item in self._ask_model(asked, tools, explore=note is not None, withheld=withheld):
                     if isinstance(item, ModelResponse):
                         response = item
                     else:
@@ -255,6 +264,10 @@ class Run:
                     note = FAILED_AGAIN_NOTE
                 else:
                     break
+                if attempt >= 1:  # drawn again and repeated again: the next draw cannot call those tools
+                    withheld = {c.name for c in response.message.tool_calls if c.name != "terminate"}
+                    if withheld:
+                        note += WITHHELD_NOTE.format(names=", ".join(f"`{name}`" for name in sorted(withheld)))
             assert response is not None
             message = response.message
             self.messages.append(message)
@@ -414,11 +427,17 @@ class Run:
         return self.messages, tools
 
     async def _ask_model(
-        self, request: list[Message], tools: list[ToolDefinition], *, explore: bool = False
+        self,
+        request: list[Message],
+        tools: list[ToolDefinition],
+        *,
+        explore: bool = False,
+        withheld: Collection[str] = (),
     ) -> AsyncGenerator[AnyEvent | ModelResponse, None]:
         """Send ``request``; yield text deltas, then the :class:`ModelResponse`.
 
-        ``explore``: sample more freely (the model is repeating itself).
+        ``explore``: sample more freely (the model is repeating itself); ``withheld``: tools
+        the response may not call (they stay in the request, see ``ModelSettings.allowed_tools``).
         """
         spec = self.spec
         settings = spec.settings
@@ -426,6 +445,9 @@ class Run:
             self._explore = False
             floor = max(settings.temperature or 0.0, EXPLORE_TEMPERATURE)
             settings = settings.model_copy(update={"temperature": floor})
+        if withheld:
+            allowed = [tool.name for tool in tools if tool.name not in withheld]
+            settings = settings.model_copy(update={"allowed_tools": allowed})
         yield ModelRequest(run_id=self.run_id, step=self.step, model=spec.model.name, messages=request)
         started = time.perf_counter()
         if spec.stream:

@@ -45,6 +45,17 @@ class ModelSettings(BaseModel):
     stop: list[str] | None = None
     timeout: float | None = None
     parallel_tool_calls: bool | None = None
+    allowed_tools: list[str] | None = None
+    """Names of the offered tools the response may call (``None``: all of them). The others
+    stay in the request, so a local model's prompt cache still holds: its grammar leaves
+    them out. Endpoints are sent the allowed tools only."""
+
+
+def callable_tools(tools: Sequence[ToolDefinition], settings: ModelSettings) -> list[ToolDefinition]:
+    """The tools of ``tools`` a response may call under ``settings.allowed_tools``."""
+    if settings.allowed_tools is None:
+        return list(tools)
+    return [tool for tool in tools if tool.name in settings.allowed_tools]
 
 
 class ModelResponse(BaseModel):

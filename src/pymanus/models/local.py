@@ -35,7 +35,15 @@ from typing import Any, Literal
 from pymanus.errors import ConfigError, ContextOverflowError, ModelError, ModelOutputError, ModelPackError
 from pymanus.messages import Message, Usage
 from pymanus.models import packs
-from pymanus.models.base import Model, ModelResponse, ModelSettings, StreamItem, TextChunk, ToolDefinition
+from pymanus.models.base import (
+    Model,
+    ModelResponse,
+    ModelSettings,
+    StreamItem,
+    TextChunk,
+    ToolDefinition,
+    callable_tools,
+)
 from pymanus.models.local_format import (
     FINAL_TOOL,
     JSON_FORMAT_INSTRUCTIONS,
@@ -203,10 +211,11 @@ class LocalModel(Model):
         # "print" the answer with a tool); on a fresh task, plain text lets it narrate fenced
         # pseudo-calls instead of calling, so there it must call or use final_answer.
         text_answer = self.tool_format == "native" and bool(messages) and messages[-1].role == "tool"
+        callable_ = callable_tools(tools, settings)  # all tools stay in the prompt (its cache holds)
         return Request(
             prompt=prompt,
-            grammar=self._grammar(tools, max_calls, text_answer) if tools else None,
-            style=self.tool_format if tools else None,
+            grammar=self._grammar(callable_, max_calls, text_answer) if callable_ else None,
+            style=self.tool_format if callable_ else None,
             sampling=sampling,
             seed=seed,
             stop=list(settings.stop or []),
@@ -273,7 +282,7 @@ class LocalModel(Model):
                     yield TextChunk(text=item)
             assert gen is not None
             try:
-                response = self._respond(req, gen, tools)
+                response = self._respond(req, gen, callable_tools(tools, settings))
             except ModelOutputError as exc:
                 # A small model sometimes never closes a string (a call cut off by max_tokens):
                 # one more draw with another seed usually parses; a second failure is an error.

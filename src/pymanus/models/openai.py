@@ -48,7 +48,16 @@ from openai._models import FinalRequestOptions
 
 from pymanus.errors import ConfigError, ContextOverflowError, ModelAuthError, ModelError, ModelOutputError
 from pymanus.messages import Message, ToolCall, Usage
-from pymanus.models.base import FinishReason, Model, ModelResponse, ModelSettings, StreamItem, TextChunk, ToolDefinition
+from pymanus.models.base import (
+    FinishReason,
+    Model,
+    ModelResponse,
+    ModelSettings,
+    StreamItem,
+    TextChunk,
+    ToolDefinition,
+    callable_tools,
+)
 from pymanus.models.textcalls import extract_text_tool_calls, new_call_id
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
@@ -170,6 +179,7 @@ class OpenAIModel(Model):
         """Send the conversation and return the model's next message."""
         client = self._client()
         # Only the encoded bytes wait on the network: the body's dicts are freed before the await.
+        tools = callable_tools(tools, settings)
         content = _encode(self._body(messages, tools, settings))
         try:
             data = await client.request(object, self._options(content, settings))
@@ -184,6 +194,7 @@ class OpenAIModel(Model):
     ) -> AsyncIterator[StreamItem]:
         """Yield text as it arrives, then the whole response (tool calls assembled)."""
         client = self._client()
+        tools = callable_tools(tools, settings)
         content = _encode(self._body(messages, tools, settings, stream=True))
         state = _StreamState()
         try:

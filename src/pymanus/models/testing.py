@@ -17,7 +17,15 @@ from typing import Any, TypeAlias
 
 from pymanus.errors import ModelOutputError
 from pymanus.messages import Message, ToolCall, Usage
-from pymanus.models.base import Model, ModelResponse, ModelSettings, StreamItem, TextChunk, ToolDefinition
+from pymanus.models.base import (
+    Model,
+    ModelResponse,
+    ModelSettings,
+    StreamItem,
+    TextChunk,
+    ToolDefinition,
+    callable_tools,
+)
 from pymanus.models.textcalls import new_call_id
 
 Answer: TypeAlias = str | Message | ModelResponse | ToolCall | list[ToolCall] | BaseException
@@ -101,7 +109,7 @@ class ScriptedModel(Model):
         """Record the request and return the next scripted answer."""
         index = len(self.requests)
         self.requests.append(list(messages))
-        self.request_tools.append(list(tools))
+        self.request_tools.append(callable_tools(tools, settings))
         if index >= len(self.script):
             raise ModelOutputError(f"ScriptedModel ran out of responses after {len(self.script)}")
         return to_response(self.script[index], self, messages)
@@ -138,7 +146,7 @@ class FunctionModel(Model):
         """Yield the function's text (piece by piece for a generator), then the response."""
         history = list(messages)
         self.requests.append(history)
-        result = self.fn(history, list(tools))
+        result = self.fn(history, callable_tools(tools, settings))
         if inspect.isawaitable(result):
             result = await result
         if isinstance(result, AsyncIterator):
