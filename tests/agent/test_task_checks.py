@@ -68,6 +68,38 @@ async def test_results_are_reused_while_the_workspace_is_unchanged(workspace: Pa
     assert await checks.results(task, context) != first
 
 
+@pytest.mark.parametrize(
+    "task",
+    [
+        "Rename total to compute_total. `python main.py` must still work and print the same as before.",
+        "Tidy main.py; `python main.py` must give the same output.",
+    ],
+)
+async def test_a_command_that_must_print_the_same_fails_when_its_output_changes(workspace: Path, task: str) -> None:
+    checks, context = TaskChecks(Sandbox(workspace)), context_for(workspace)
+    (workspace / "main.py").write_text("print('total:', 24.0)\n")
+    [before] = await checks.results(task, context)
+    assert before.passed and before.output == "total: 24.0"
+    (workspace / "main.py").write_text("print('total:', 24.0)\nprint('total:', 24.0)\n")
+    [changed] = await checks.results(task, context)
+    assert not changed.passed and changed.status == "exit code 0, but its output changed"
+    assert changed.output == "total: 24.0\ntotal: 24.0\n--- before the changes it printed:\ntotal: 24.0"
+    assert "FAILS (exit code 0, but its output changed)" in changed.describe(2000)
+    (workspace / "main.py").write_text("TOTAL = 24.0\nprint('total:', TOTAL)\n")
+    [same] = await checks.results(task, context)
+    assert same.passed
+
+
+async def test_without_asking_for_the_same_output_only_the_exit_code_counts(workspace: Path) -> None:
+    checks, context = TaskChecks(Sandbox(workspace)), context_for(workspace)
+    task = "Make `python main.py` print the total twice."
+    (workspace / "main.py").write_text("print(1)\n")
+    await checks.results(task, context)
+    (workspace / "main.py").write_text("print(1)\nprint(1)\n")
+    [changed] = await checks.results(task, context)
+    assert changed.passed
+
+
 async def test_a_script_not_written_yet_is_not_run(workspace: Path) -> None:
     checks, context = TaskChecks(Sandbox(workspace)), context_for(workspace)
     task = "Write main.py so that `python main.py` prints hello."

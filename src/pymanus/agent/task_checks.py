@@ -9,14 +9,16 @@ answer is accepted (a failing check sends the answer back).
 Only commands in backticks that start with ``python``, ``python3`` or ``pytest`` count.
 They run in the run's :class:`~pymanus.sandbox.Sandbox` (the isolation and limits of the
 ``python`` tool) on the interpreter PyManus runs on; a command whose script does not
-exist yet is skipped (the task may ask to write it). The examples the task gives ("f(x)
+exist yet is skipped (the task may ask to write it). When the task asks for the same
+output as before ("must still work and print the same"), a command that passed once in the
+run fails when it later prints something else. The examples the task gives ("f(x)
 returns y", :mod:`pymanus.agent.task_examples`) run the same way.
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from pymanus.agent.task_examples import task_examples
@@ -32,6 +34,23 @@ _COMMAND = re.compile(r"`((?:python3?|pytest)(?: [^`\n]*)?)`")
 _STATE = "task_checks.last"
 """``ToolContext.state`` key: the commands and workspace scan the last results belong to, and the results."""
 _ENV = {"PYTHONDONTWRITEBYTECODE": "1", "MPLBACKEND": "Agg"}  # a check leaves the workspace as it was
+
+
+_SAME_OUTPUT = re.compile(r"\b(?:prints?|outputs?|shows?)\b[^.`]{0,20}\bsame\b|\bsame output\b", re.IGNORECASE)
+"""A task that wants a command's output unchanged ("must still work and print the same as before")."""
+_BEFORE = "task_checks.before"
+"""``ToolContext.state`` key: what each command printed the first time it passed in the run."""
+
+
+def _as_before(result: CheckResult, before: dict[str, str]) -> CheckResult:
+    """``result``, failed when its command passed before in the run and now prints something else."""
+    if not result.passed:
+        return result
+    expected = before.setdefault(result.command, result.output)
+    if result.output == expected:
+        return result
+    output = f"{result.output}\n--- before the changes it printed:\n{expected}"
+    return replace(result, passed=False, status=f"{result.status}, but its output changed", output=output)
 
 
 def check_commands(task: str) -> list[str]:
@@ -78,8 +97,10 @@ class TaskChecks:
         if snapshot is not None and last is not None and last[:2] == (key, snapshot):
             return list(last[2])
         runnable = [(command, argv) for command in commands if (argv := self._argv(command)) is not None]
-        runnable += [(example.label, example.argv()) for example in examples]
         results = [await self._run(label, argv) for label, argv in runnable]
+        if _SAME_OUTPUT.search(task):
+            results = [_as_before(result, context.state.setdefault(_BEFORE, {})) for result in results]
+        results += [await self._run(example.label, example.argv()) for example in examples]
         context.state[_STATE] = (key, snapshot, results)
         return results
 
