@@ -155,6 +155,9 @@ async def test_a_method_of_a_computed_object_is_named_without_calling_the_model_
         "    make().to_text(index=False, buf='t.txt')\n"
     ) in result.text, result.text
     assert (await call(runner.tool, "len(made)")).text == "1"  # make() ran once: by the code, not the hint
+    # A title given as `name=` is not what `buf` takes: no renamed call for it.
+    titled = await call(runner.tool, "Table().to_text(index=False, name='Totals per region')")
+    assert "`name` is not one of them. Fix the call" in titled.text and "meant as" not in titled.text
 
 
 def test_parameter_notes_read_numpydoc_and_google_docstrings() -> None:

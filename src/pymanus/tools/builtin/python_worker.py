@@ -303,7 +303,8 @@ def renamed_call(node: ast.Call, callee: Any, keyword: str) -> tuple[str, str] |
 
     A model that names the main argument wrongly (``to_markdown(file_path=...)``,
     ``read_csv(file=...)``, ``json.dump(data, file=f)``) means the parameter it did not
-    pass; seen written out, the fix gets copied where a signature alone did not.
+    pass; seen written out, the fix gets copied where a signature alone did not. A literal
+    that cannot be meant so (a title given as ``name=``, not a path for ``buf``) gets none.
     """
     if any(isinstance(a, ast.Starred) for a in node.args) or any(k.arg is None for k in node.keywords):
         return None
@@ -320,12 +321,25 @@ def renamed_call(node: ast.Call, callee: Any, keyword: str) -> tuple[str, str] |
     ]
     if not free:
         return None
+    value = next(k.value for k in node.keywords if k.arg == keyword)
+    if not _similar(keyword, free[0]) and isinstance(value, ast.Constant) and not _path_like(value.value):
+        return None  # to_markdown(name='Totals'): a title, not the buffer
     fixed = ast.Call(
         func=node.func,
         args=node.args,
         keywords=[ast.keyword(arg=free[0], value=k.value) if k.arg == keyword else k for k in node.keywords],
     )
     return free[0], ast.unparse(fixed)
+
+
+def _similar(name: str, other: str) -> bool:
+    """Whether two parameter names look alike (``replacement`` and ``repl``)."""
+    return name.startswith(other[:3]) or other.startswith(name[:3])
+
+
+def _path_like(value: object) -> bool:
+    """Whether a literal looks like a file path (``report.md``, ``out/data``)."""
+    return isinstance(value, str) and bool(re.fullmatch(r"[\w./\\-]+", value)) and ("." in value or "/" in value)
 
 
 PARAMETER_NOTES = 3
