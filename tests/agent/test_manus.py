@@ -105,6 +105,7 @@ def test_missing_outputs_names_only_absent_files(tmp_path: Path) -> None:
         ("", "Done.", "report.md is empty"),
         ("| region | {{region_totals}} |\n", "Done.", "report.md still contains a placeholder"),
         ("[INSERT TABLE HERE]", "Done.", "report.md still contains a placeholder"),
+        ("| mean | ${mean} |\n", "Done.", "report.md still contains a placeholder"),
         ("| north | 12.5 |\n", "<result>", "your answer '<result>' is a placeholder"),
         ("<tool_response>", "Done.", "report.md still contains a placeholder"),
         ("<b>North</b> 12.5", "Done.", None),

@@ -167,9 +167,10 @@ def missing_outputs(
 CHECK_NOTE_CHARS = 800
 """Output of a failing check quoted when a final answer is sent back."""
 _TEXT_SUFFIXES = {".md", ".txt", ".csv", ".tsv", ".json", ".html", ".yaml", ".yml"}
-# Template slots a model left unfilled: {{total}}, {region_totals}, <result>, [INSERT ...].
+# Template slots a model left unfilled: {{total}}, ${mean}, <result>, [INSERT ...].
 _PLACEHOLDER = re.compile(
-    r"\{\{[^{}\n]{1,60}\}\}|\[(?:INSERT|TODO|PLACEHOLDER)[^\]\n]{0,60}\]|\A\s*<[\w .-]{1,40}>\s*\Z", re.IGNORECASE
+    r"\{\{[^{}\n]{1,60}\}\}|\$\{[\w .-]{1,40}\}|\[(?:INSERT|TODO|PLACEHOLDER)[^\]\n]{0,60}\]|\A\s*<[\w .-]{1,40}>\s*\Z",
+    re.IGNORECASE,
 )
 _PLACEHOLDER_ANSWER = re.compile(r"<[\w .-]{0,40}>|\{\{?[\w .-]{0,40}\}?\}|\[[\w .-]{0,40}\]|")
 

@@ -163,7 +163,8 @@ async def test_a_written_file_that_does_not_parse_gets_a_warning(tools: dict[str
     assert not result.is_error
     assert result.text.endswith(
         "\nWarning: products.json is not valid JSON (Expecting property name enclosed in double quotes: "
-        "line 1 column 2 (char 1)). Fix it before using the file."
+        "line 1 column 2 (char 1)); write it from python with json.dump(value, f, indent=2), which quotes every "
+        "key and string. Fix it before using the file."
     )
     fine = await call(tools["write_file"], path="cli.py", content="def main():\n    print('ready')\n")
     assert "Warning" not in fine.text

@@ -27,8 +27,13 @@ def format_problem(name: str, text: str) -> str | None:
         parse(text)
     except (ValueError, SyntaxError) as exc:  # JSONDecodeError and TOMLDecodeError are ValueErrors
         detail = f"{exc.msg} at line {exc.lineno}" if isinstance(exc, SyntaxError) else str(exc)
-        return f"{name} is not valid {kind} ({detail})"
+        advice = _JSON_ADVICE if kind == "JSON" else ""
+        return f"{name} is not valid {kind} ({detail}){advice}"
     return None
+
+
+_JSON_ADVICE = "; write it from python with json.dump(value, f, indent=2), which quotes every key and string"
+"""Small models write Python dicts (single quotes) or templates (``${mean}``) to .json files."""
 
 
 def _compile(text: str) -> None:
