@@ -316,6 +316,26 @@ def test_a_file_written_by_hand_before_the_code_ran_must_show_what_the_code_prin
     assert missing_outputs(task, "Done.", context, uncomputed=True) is None
 
 
+def test_a_question_answered_by_changing_the_files_is_sent_back(tmp_path: Path) -> None:
+    context = ToolContext(run_id="r", workspace=tmp_path)
+    (tmp_path / "config").mkdir()
+    (tmp_path / "config" / "servers.ini").write_text("[staging]\nport = 9090\n")
+    task = "Which port does the staging server use? The settings are in the config folder."
+    progress.task_message(task, context)
+    assert missing_outputs(task, "9090", context) is None
+    (tmp_path / "config" / "servers.ini").write_text("[staging]\nport = 8080\n")
+    problem = missing_outputs(task, "8080", context)
+    assert problem is not None
+    assert "the task asks a question and no change, but the run changed config/servers.ini: put it back" in problem
+    (tmp_path / "notes.txt").write_text("scratch")  # a new file changes nothing that was there
+    (tmp_path / "config" / "servers.ini").write_text("[staging]\nport = 9090\n")  # put back as it was
+    assert missing_outputs(task, "9090", context) is None
+    change = "Which port does staging use? Set it to 9091 in config/servers.ini."  # a change it asks for
+    progress.task_message(change, context)
+    (tmp_path / "config" / "servers.ini").write_text("[staging]\nport = 9091\n")
+    assert missing_outputs(change, "Done: 9091.", context) is None
+
+
 def test_a_list_of_workspace_files_written_by_hand_is_sent_back(tmp_path: Path) -> None:
     """Files picked by their content are found by code: a small model lists every file it saw."""
     context = ToolContext(run_id="r", workspace=tmp_path)

@@ -152,6 +152,7 @@ def missing_outputs(
     problems.extend(rename_notes(task, workspace))
     problems.extend(progress.invalid_outputs(context))
     problems.extend(table_problems(task, context))
+    problems.extend(progress.changed_inputs(task, context))
     if uncomputed:
         printed = str(context.state.get(CODE_OUTPUT, ""))
         code_since = context.state.get(CODE_RAN)

@@ -18,6 +18,7 @@ when they are given.
 
 from __future__ import annotations
 
+import hashlib
 import re
 from collections.abc import Sequence
 from pathlib import Path
@@ -195,6 +196,52 @@ def unfounded_answer_numbers(task: str, answer: str, context: ToolContext, print
     ]
 
 
+_QUESTION = re.compile(r"^\s*(?:which|what|how|where|when|who|whose|why|is|are|does|do|did|can)\b[^?.!]*\?", re.I)
+_CHANGE = re.compile(
+    r"\b(?:write|save|create|change|fix|rename|update|edit|add|remove|delete|replace|convert|merge|move|set|make|"
+    r"refactor|generate|produce|modify|append|sort|format|clean|store|put|record|note|correct)\b",
+    re.IGNORECASE,
+)
+
+
+def asks_only(task: str) -> bool:
+    """Whether ``task`` asks a question and no change ("Which port does staging use? ...")."""
+    return bool(_QUESTION.match(task)) and not _CHANGE.search(task)
+
+
+def changed_inputs(task: str, context: ToolContext) -> list[str]:
+    """A problem when a task that only asks a question changed the files it was asked about.
+
+    The 1.5B edited the settings it was asked about, then answered with its own edit. Files
+    count as changed by their content (see :func:`task_message`), so one put back passes.
+    """
+    originals = context.state.get(_ORIGINALS)
+    if not originals or not asks_only(task):
+        return []
+    workspace = Path(context.workspace)
+    changed = [name for name, digest in originals.items() if _digest(workspace / name) != digest]
+    if not changed:
+        return []
+    return [
+        f"the task asks a question and no change, but the run changed {', '.join(changed[:3])}: put "
+        f"{'it' if len(changed) == 1 else 'them'} back as the first message shows, and answer from the files "
+        "as they were"
+    ]
+
+
+_ORIGINALS = "progress.originals"
+"""``ToolContext.state`` key: a digest of each workspace file when the run started, for a question task."""
+_DIGEST_LIMIT = 1_000_000
+"""Files larger than this (bytes) are not watched for changes."""
+
+
+def _digest(path: Path) -> str:
+    try:
+        return hashlib.sha1(path.read_bytes(), usedforsecurity=False).hexdigest()
+    except OSError:
+        return ""
+
+
 def uncomputed_outputs(task: str, context: ToolContext, *, code_since: float | None, printed: str = "") -> list[str]:
     """Problems with data files the run wrote by hand, not from code.
 
@@ -276,7 +323,10 @@ def read_head(path: Path) -> str:
 def task_message(task: str, context: ToolContext, checks: Sequence[CheckResult] = ()) -> str:
     """The task, then a briefing on the workspace and the checks; remembers the workspace as it was."""
     workspace = Path(context.workspace)
-    context.state[_START] = scan(workspace)
+    context.state[_START] = snapshot = scan(workspace)
+    if snapshot is not None and asks_only(task):
+        watched = [name for name, (_, size) in snapshot.items() if size <= _DIGEST_LIMIT][:_KNOWN_INPUTS]
+        context.state[_ORIGINALS] = {name: _digest(workspace / name) for name in watched}
     parts = [task, describe_workspace(workspace)]
     if checks:
         parts.append("The task's checks, run now:\n" + "\n".join(c.describe(BRIEF_CHECK_CHARS) for c in checks))
