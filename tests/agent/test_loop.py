@@ -582,6 +582,25 @@ async def test_a_second_repeating_draw_withholds_the_repeated_tool_from_the_next
     assert_protocol(result.messages)
 
 
+async def test_a_failed_call_that_left_out_a_default_is_still_seen_failing_again() -> None:
+    @tool
+    def lookup(key: str, exact: bool = False) -> str:
+        """Look a key up.
+
+        Args:
+            key: the key
+            exact: match exactly
+        """
+        raise ValueError(f"no key {key!r}")
+
+    broken, other = call("lookup", key="x"), call("add", a=1, b=1)  # `exact` left to its default
+    model = TemperatureRecorder([broken, other, broken, other, broken, call("lookup", key="y"), "done"])
+    result = await Agent(model, tools=[add, lookup], settings=ModelSettings(temperature=0.1)).run("task")
+    assert model.inner.requests[5][-1] == Message.user(FAILED_AGAIN_NOTE)  # the third try is drawn again
+    assert [c.arguments for m in result.messages for c in m.tool_calls][-1] == call("lookup", key="y").arguments
+    assert_protocol(result.messages)
+
+
 async def test_resampling_gives_up_and_runs_the_repeat() -> None:
     same = call("add", a=1, b=1)
     model = TemperatureRecorder([same, same, same, same, "2"])

@@ -285,6 +285,7 @@ def test_uncomputed_outputs_are_checked_only_when_asked_and_no_code_ran(tmp_path
     (tmp_path / "report.md").write_text("The server listens on 8000.\n")
     assert missing_outputs(task, "Done.", context, uncomputed=True) is None  # given in an input of any kind
     (tmp_path / "settings.py").unlink()
+    (tmp_path / "report.md").unlink()  # the next run starts without it: written by that run
     (tmp_path / "sales.csv").write_text(SALES)  # with data to compute from, code must run
     progress.task_message(task, context)
     (tmp_path / "report.md").write_text("| Region | Total |\n|---|---|\n| North | 7 |\n")
@@ -313,6 +314,19 @@ def test_a_file_written_by_hand_before_the_code_ran_must_show_what_the_code_prin
     assert missing_outputs(task, "Done.", context, uncomputed=True) is None
     context.state[CODE_OUTPUT] = ""
     (tmp_path / "report.md").write_text(TYPED_REPORT)  # written again after the code ran
+    assert missing_outputs(task, "Done.", context, uncomputed=True) is None
+
+
+def test_an_input_the_run_edited_by_hand_keeps_its_own_numbers(tmp_path: Path) -> None:
+    """A rename in docs/install.md leaves its "200 MB": no code computed it, and none had to."""
+    context = ToolContext(run_id="r", workspace=tmp_path)
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "install.md").write_text("Skylark needs 200 MB of disk space.\n")
+    task = "Rename the product Skylark to Nimbus in every file of the docs folder."
+    progress.task_message(task, context)
+    (tmp_path / "docs" / "install.md").write_text("Nimbus needs 200 MB of disk space.\n")
+    assert missing_outputs(task, "Done.", context, uncomputed=True) is None
+    context.state[CODE_RAN] = time.time() + 10  # code ran after the edit: still no values to show
     assert missing_outputs(task, "Done.", context, uncomputed=True) is None
 
 

@@ -47,10 +47,14 @@ class RepeatGuard:
         call = canonical_call(outcome.call.name, outcome.arguments or outcome.call.arguments)
         key = f"{call}\0{outcome.result.text if shown is None else shown}"
         self._seen[key] += 1
-        if outcome.failure is None:
-            self._failing.pop(call, None)
-        else:
-            self._failing[call] = self._seen[key]
+        # Under the call as written too: doomed() sees responses before their arguments are
+        # validated, and validation fills in defaults (edit_file's insert_line) the model left out.
+        written = canonical_call(outcome.call.name, outcome.call.arguments)
+        for form in {call, written}:
+            if outcome.failure is None:
+                self._failing.pop(form, None)
+            else:
+                self._failing[form] = self._seen[key]
         return self._seen[key]
 
     def doomed(self, calls: list[ToolCall]) -> bool:

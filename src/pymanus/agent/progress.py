@@ -268,8 +268,8 @@ def uncomputed_outputs(task: str, context: ToolContext, *, code_since: float | N
     problems = []
     for name in written:
         path = workspace / name
-        if not name.endswith(_DATA_SUFFIXES):
-            continue
+        if not name.endswith(_DATA_SUFFIXES) or name in start:
+            continue  # an input the run edited holds its own numbers (a rename keeps "200 MB")
         text = read_head(path)
         listed = [other for other in inputs if other in text]
         if code_since is not None:

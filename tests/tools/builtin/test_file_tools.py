@@ -158,6 +158,12 @@ async def test_write_file_creates_parents_and_reports(tools: dict[str, Tool], ja
     assert again.text.startswith("Overwrote") and "2 bytes" in again.text
 
 
+async def test_an_edit_that_changes_nothing_is_refused(tools: dict[str, Tool], jail: PathJail) -> None:
+    (jail.root / "pricing.py").write_text("def compute_total(items):\n    return 0\n")
+    result = await call(tools["edit_file"], path="pricing.py", old_text="compute_total", new_text="compute_total")
+    assert result.is_error and "old_text and new_text are the same, so this edit would change nothing" in result.text
+
+
 async def test_a_written_file_that_does_not_parse_gets_a_warning(tools: dict[str, Tool], jail: PathJail) -> None:
     result = await call(tools["write_file"], path="products.json", content="{'name': 'bolt'}")
     assert not result.is_error

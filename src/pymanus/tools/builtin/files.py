@@ -200,6 +200,11 @@ def file_tools(
                 "insert_line goes with an empty old_text (to add lines). To replace text, give old_text and "
                 "new_text without insert_line."
             )
+        if old_text and old_text == new_text:
+            raise ToolError(
+                "old_text and new_text are the same, so this edit would change nothing. old_text is the text "
+                "the file has now; new_text is what replaces it."
+            )
         before: str | None = None
         if jail.resolve(path, write=True).exists():
             before, _ = load_text(path)
