@@ -179,8 +179,8 @@ def _forget_workspace_modules() -> None:
     """
     here = os.getcwd() + os.sep
     for name, module in list(sys.modules.items()):
-        if (getattr(module, "__file__", None) or "").startswith(here):
-            del sys.modules[name]
+        if name != "__main__" and (getattr(module, "__file__", None) or "").startswith(here):
+            del sys.modules[name]  # not __main__: the code's own namespace, with its workspace __file__
     importlib.invalidate_caches()
 
 
