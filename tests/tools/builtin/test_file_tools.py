@@ -176,6 +176,11 @@ async def test_a_written_file_that_does_not_parse_gets_a_warning(tools: dict[str
     assert "Warning" not in fine.text
     broken = await call(tools["edit_file"], path="cli.py", old_text="def main():", new_text="def main(:")
     assert "Warning: cli.py is not valid Python (invalid syntax at line 1)" in broken.text
+    looped = await call(tools["edit_file"], path="cli.py", old_text="", new_text="from cli import main\n")
+    assert "Warning: cli.py is not valid Python" in looped.text  # still broken above
+    await call(tools["write_file"], path="cli.py", content="def main():\n    pass\n")
+    looped = await call(tools["edit_file"], path="cli.py", old_text="", new_text="from cli import main\n")
+    assert "Warning: cli.py imports itself at line 3 (`from cli import main`)" in looped.text
 
 
 async def test_line_breaks_a_model_put_inside_python_string_literals_are_written_as_escapes(

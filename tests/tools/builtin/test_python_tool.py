@@ -216,6 +216,15 @@ async def test_a_syntax_error_in_an_imported_workspace_file_is_located_there(onc
     assert "one statement per line" not in result.text
 
 
+async def test_a_module_that_imports_itself_is_named_with_the_line(once: Tool, sandbox: Sandbox) -> None:
+    code = "def word_count(text):\n    return 0\nfrom textutils import slugify\nslugify = lambda t: t\n"
+    (sandbox.workspace / "textutils.py").write_text(code)
+    result = await call(once, "import textutils\nprint(textutils.slugify('a'))")
+    assert result.is_error and "partially initialized module 'textutils'" in result.text
+    assert "textutils.py imports itself at line 3 (`from textutils import slugify`)" in result.text
+    assert "does not define" not in result.text
+
+
 async def test_a_file_written_through_a_broken_string_literal_points_to_write_file(once: Tool) -> None:
     # A line break the JSON decoding put inside a string, with quotes nested so it cannot be repaired.
     code = "open('s.py', 'w').write('def f():\n    print(1)\nif __name__ == '__main__':\n    f()')"

@@ -9,6 +9,7 @@ check says so again before a final answer is accepted.
 
 from __future__ import annotations
 
+import ast
 import json
 import re
 import tomllib
@@ -29,6 +30,25 @@ def format_problem(name: str, text: str) -> str | None:
         detail = f"{exc.msg} at line {exc.lineno}" if isinstance(exc, SyntaxError) else str(exc)
         advice = _JSON_ADVICE if kind == "JSON" else ""
         return f"{name} is not valid {kind} ({detail}){advice}"
+    return self_import(name, text) if kind == "Python" else None
+
+
+def self_import(name: str, text: str) -> str | None:
+    """``"textutils.py imports itself ..."`` when a module imports its own names (a circular import)."""
+    stem = name.rsplit("/", 1)[-1].removesuffix(".py")
+    for node in ast.walk(ast.parse(text)):
+        if isinstance(node, ast.ImportFrom):
+            own = node.level == 0 and node.module == stem
+        elif isinstance(node, ast.Import):
+            own = any(alias.name == stem for alias in node.names)
+        else:
+            continue
+        if own:
+            line = text.splitlines()[node.lineno - 1].strip()
+            return (
+                f"{name} imports itself at line {node.lineno} (`{line}`), which fails as a circular import: "
+                "a module's own functions need no import there; remove that line"
+            )
     return None
 
 

@@ -37,6 +37,7 @@ from pymanus.models.base import PYTHON_SOURCE
 from pymanus.sandbox import PathJail, Sandbox
 from pymanus.sandbox.streams import fit
 from pymanus.tools.builtin.code_repair import repair
+from pymanus.tools.builtin.file_formats import self_import
 from pymanus.tools.builtin.python_commands import PythonCommand, split_commands
 from pymanus.tools.builtin.python_session import BlockOutcome, WorkerSession, frame, parse_status
 from pymanus.tools.builtin.workspace_scan import Snapshot, defining_module, describe_changes, scan
@@ -421,7 +422,10 @@ class PythonRunner:
         if (attribute := str(status.get("attribute", ""))) in REMOVED_APIS:
             return f"`{attribute}` {REMOVED_APIS[attribute]}, and the sandbox has the current version."
         if status.get("missing") and status.get("module_file"):
-            return self._missing_name_hint(str(status["missing"]), str(status["module_file"]))
+            where = str(status["module_file"])
+            if "partially initialized module" in outcome.stderr and (circular := self._self_import(where)):
+                return f"The code raised ImportError (traceback above): {circular}."
+            return self._missing_name_hint(str(status["missing"]), where)
         if status.get("undefined") and (home := defining_module(self.sandbox.workspace, str(status["undefined"]))):
             name = status["undefined"]
             return (
@@ -445,6 +449,14 @@ class PythonRunner:
         if exit_code not in (None, 0):
             return f"The code exited with status {exit_code}."
         return ""
+
+    def _self_import(self, module_file: str) -> str | None:
+        """What :func:`self_import` says of the workspace module ``module_file`` (None: nothing)."""
+        try:
+            text = (self.sandbox.workspace / module_file).read_text(encoding="utf-8")
+            return self_import(module_file, text)
+        except (OSError, UnicodeDecodeError, SyntaxError, ValueError):
+            return None
 
     def _missing_file_hint(self, missing: str) -> str:
         """Say where the files of that name are: small models get a path's folder wrong, then guess again."""
