@@ -536,8 +536,8 @@ async def test_a_response_repeating_the_last_step_is_sampled_again_before_it_run
     assert model.temperatures == [0.1, 0.1, EXPLORE_TEMPERATURE, 0.1]
     # The repeat never ran: the history holds the first call and the resampled one.
     assert [m.text for m in result.messages if m.role == "tool"] == ["2", "3"]
-    assert model.inner.requests[2][-1] == Message.user(RESAMPLE_NOTE)  # said once, not kept
-    assert Message.user(RESAMPLE_NOTE) not in model.inner.requests[3]
+    assert model.inner.requests[2][-1].text.startswith(RESAMPLE_NOTE)  # said once, not kept
+    assert not any(m.text.startswith(RESAMPLE_NOTE) for m in model.inner.requests[3])
     assert (result.state, result.output, result.steps) == (RunState.FINISHED, "3", 3)
     assert_protocol(result.messages)
 
@@ -548,8 +548,8 @@ async def test_a_call_that_failed_twice_the_same_way_is_sampled_again_before_it_
     # runs); a third time would end the run stuck, so the model is asked again before it runs.
     model = TemperatureRecorder([broken, other, broken, other, broken, call("add", a=2, b=1), "3"])
     result = await Agent(model, tools=[add], settings=ModelSettings(temperature=0.1), max_repeats=3).run("task")
-    assert model.inner.requests[5][-1] == Message.user(FAILED_AGAIN_NOTE)  # step 5, sampled again
-    assert Message.user(FAILED_AGAIN_NOTE) not in model.inner.requests[6]
+    assert model.inner.requests[5][-1].text.startswith(FAILED_AGAIN_NOTE)  # step 5, sampled again
+    assert not any(m.text.startswith(FAILED_AGAIN_NOTE) for m in model.inner.requests[6])
     assert model.temperatures[5] == EXPLORE_TEMPERATURE
     calls = [c.arguments for m in result.messages for c in m.tool_calls]
     fixed = call("add", a=2, b=1).arguments
@@ -558,7 +558,7 @@ async def test_a_call_that_failed_twice_the_same_way_is_sampled_again_before_it_
     assert_protocol(result.messages)
 
 
-async def test_a_second_repeating_draw_withholds_the_repeated_tool_from_the_next() -> None:
+async def test_the_draw_after_a_repeat_cannot_call_the_repeated_tool() -> None:
     @tool
     def double(a: int) -> int:
         """Double an integer.
@@ -569,14 +569,14 @@ async def test_a_second_repeating_draw_withholds_the_repeated_tool_from_the_next
         return 2 * a
 
     same = call("add", a=1, b=1)
-    model = TemperatureRecorder([same, same, same, call("double", a=2), "4"])
-    result = await Agent(model, tools=[add, double], resample_repeats=2).run("task")
+    model = TemperatureRecorder([same, same, call("double", a=2), "4"])
+    result = await Agent(model, tools=[add, double]).run("task")
     offered = [[t.name for t in tools] for tools in model.inner.request_tools]
-    assert offered[:3] == [["add", "double", "terminate"]] * 3
-    assert offered[3] == ["double", "terminate"]  # `add` stays in the prompt, not in what may be called
-    note = model.inner.requests[3][-1].text
-    assert note.startswith(RESAMPLE_NOTE) and "this time `add` cannot be called" in note
-    assert offered[4] == ["add", "double", "terminate"]  # withheld for that draw only
+    assert offered[:2] == [["add", "double", "terminate"]] * 2
+    assert offered[2] == ["double", "terminate"]  # `add` stays in the prompt, not in what may be called
+    note = model.inner.requests[2][-1].text
+    assert note.startswith(RESAMPLE_NOTE) and "This time `add` cannot be called" in note
+    assert offered[3] == ["add", "double", "terminate"]  # withheld for that draw only
     assert [m.text for m in result.messages if m.role == "tool"] == ["2", "4"]
     assert (result.state, result.output) == (RunState.FINISHED, "4")
     assert_protocol(result.messages)
@@ -596,7 +596,7 @@ async def test_a_failed_call_that_left_out_a_default_is_still_seen_failing_again
     broken, other = call("lookup", key="x"), call("add", a=1, b=1)  # `exact` left to its default
     model = TemperatureRecorder([broken, other, broken, other, broken, call("lookup", key="y"), "done"])
     result = await Agent(model, tools=[add, lookup], settings=ModelSettings(temperature=0.1)).run("task")
-    assert model.inner.requests[5][-1] == Message.user(FAILED_AGAIN_NOTE)  # the third try is drawn again
+    assert model.inner.requests[5][-1].text.startswith(FAILED_AGAIN_NOTE)  # the third try is drawn again
     assert [c.arguments for m in result.messages for c in m.tool_calls][-1] == call("lookup", key="y").arguments
     assert_protocol(result.messages)
 

@@ -42,8 +42,8 @@ class Agent:
         max_repeats: identical calls (same tool and arguments) that end a run as stuck.
         resample_repeats: times a response making exactly the previous step's calls, or a
             call that has already failed the same way ``max_repeats - 1`` times, is sampled
-            again (higher temperature, a note that they would give the same result) before
-            those calls run again.
+            again (higher temperature, a note that they would give the same result, those
+            calls' tools not callable) before those calls run again.
         wrap_up: when the repeated call succeeds, ask once more, offering only ``terminate``,
             for the final answer before ending the run as stuck.
         terminate_tool: offer the ``terminate`` tool (the usual way to finish).
@@ -70,7 +70,7 @@ class Agent:
         max_steps: int = 30,
         timeout: float | None = None,
         max_repeats: int = 3,
-        resample_repeats: int = 2,
+        resample_repeats: int = 1,
         wrap_up: bool = True,
         terminate_tool: bool = True,
         finish_on_text: bool = True,

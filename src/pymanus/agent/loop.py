@@ -59,8 +59,8 @@ FAILED_AGAIN_NOTE = (
 )
 
 WITHHELD_NOTE = (
-    " Drawn again, it repeated them again, so this time {names} cannot be called: use another tool to change "
-    "what made the result the same, or call `terminate` if the task is done."
+    " This time {names} cannot be called: use another tool to change what made the result the same, "
+    "or call `terminate` if the task is done."
 )
 
 NOT_FINISHED = "The task is not finished yet: "
@@ -92,16 +92,17 @@ class RunLimits:
     finds something to fix: small models give up on a problem a tool just described (a table
     with no rows yet, a file written by hand), often quoting the fix in their answer. A task
     that truly cannot be done costs one step more."""
-    resample_repeats: int = 2
+    resample_repeats: int = 1
     """Times a response that repeats the previous step's calls exactly is sampled again, more
-    freely and with :data:`RESAMPLE_NOTE`, before it runs: nothing changed since, so the same
-    calls would give the same results (small models re-run a failing test unchanged until the
-    run ends stuck; a higher temperature alone rarely moved the 1.5B off the repeat). So is a
-    response making a call that has failed the same way ``max_repeats - 1`` times, with
-    :data:`FAILED_AGAIN_NOTE`: once more would end the run stuck. From the second draw that
-    repeats, the next may not call the repeated calls' tools (``terminate`` stays callable):
-    the 1.5B re-drew a repeated test run token for token at any temperature that kept its
-    tool calls well formed."""
+    freely, with :data:`RESAMPLE_NOTE` and without the repeated calls' tools (``terminate``
+    stays callable), before it runs: nothing changed since, so the same calls would give the
+    same results (small models re-run a failing test unchanged until the run ends stuck). So
+    is a response making a call that has failed the same way ``max_repeats - 1`` times, with
+    :data:`FAILED_AGAIN_NOTE`: once more would end the run stuck. The tools are withheld
+    because a higher temperature alone rarely moved the 1.5B: it re-drew a repeated test run
+    token for token at any temperature that kept its calls well formed, and every draw of a
+    long call costs half a minute on 2 cores. They stay in the prompt (the grammar leaves them
+    out), so the prompt cache holds."""
     wrap_up: bool = True
     """A run stuck repeating a call that *succeeds* gets one last request, offering only
     ``terminate``, for its final answer (small models compute the answer, then keep
@@ -248,7 +249,7 @@ class Run:
             response: ModelResponse | None = None
             note: str | None = None
             withheld: set[str] = set()
-            for attempt in range(max(0, spec.limits.resample_repeats) + 1):
+            for _ in range(max(0, spec.limits.resample_repeats) + 1):
                 if note is not None:
                     logger.info("the response repeats calls without effect; sampling again", extra=self._log_extra())
                 asked = [*request, Message.user(note)] if note else request
@@ -264,10 +265,9 @@ class Run:
                     note = FAILED_AGAIN_NOTE
                 else:
                     break
-                if attempt >= 1:  # drawn again and repeated again: the next draw cannot call those tools
-                    withheld = {c.name for c in response.message.tool_calls if c.name != "terminate"}
-                    if withheld:
-                        note += WITHHELD_NOTE.format(names=", ".join(f"`{name}`" for name in sorted(withheld)))
+                withheld = {c.name for c in response.message.tool_calls if c.name != "terminate"}
+                if withheld:
+                    note += WITHHELD_NOTE.format(names=", ".join(f"`{name}`" for name in sorted(withheld)))
             assert response is not None
             message = response.message
             self.messages.append(message)
