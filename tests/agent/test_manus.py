@@ -344,6 +344,10 @@ def test_a_question_answered_by_changing_the_files_is_sent_back(tmp_path: Path) 
     (tmp_path / "notes.txt").write_text("scratch")  # a new file changes nothing that was there
     (tmp_path / "config" / "servers.ini").write_text("[staging]\nport = 9090\n")  # put back as it was
     assert missing_outputs(task, "9090", context) is None
+    counted = "How many items in config/servers.ini have a port? Just tell me the number."  # a file name's dot
+    progress.task_message(counted, context)
+    (tmp_path / "config" / "servers.ini").write_text("[staging]\nport = 1\n")
+    assert "the run changed config/servers.ini" in (missing_outputs(counted, "1", context) or "")
     change = "Which port does staging use? Set it to 9091 in config/servers.ini."  # a change it asks for
     progress.task_message(change, context)
     (tmp_path / "config" / "servers.ini").write_text("[staging]\nport = 9091\n")

@@ -196,7 +196,7 @@ def unfounded_answer_numbers(task: str, answer: str, context: ToolContext, print
     ]
 
 
-_QUESTION = re.compile(r"^\s*(?:which|what|how|where|when|who|whose|why|is|are|does|do|did|can)\b[^?.!]*\?", re.I)
+_QUESTION = re.compile(r"^\s*(?:which|what|how|where|when|who|whose|why|is|are|does|do|did|can)\b[^?!\n]*\?", re.I)
 _CHANGE = re.compile(
     r"\b(?:write|save|create|change|fix|rename|update|edit|add|remove|delete|replace|convert|merge|move|set|make|"
     r"refactor|generate|produce|modify|append|sort|format|clean|store|put|record|note|correct)\b",
