@@ -330,28 +330,30 @@ def test_an_input_the_run_edited_by_hand_keeps_its_own_numbers(tmp_path: Path) -
     assert missing_outputs(task, "Done.", context, uncomputed=True) is None
 
 
-def test_a_question_answered_by_changing_the_files_is_sent_back(tmp_path: Path) -> None:
+def test_a_question_answered_by_changing_the_files_puts_them_back(tmp_path: Path) -> None:
     context = ToolContext(run_id="r", workspace=tmp_path)
     (tmp_path / "config").mkdir()
-    (tmp_path / "config" / "servers.ini").write_text("[staging]\nport = 9090\n")
+    settings = tmp_path / "config" / "servers.ini"
+    settings.write_text("[staging]\nport = 9090\n")
     task = "Which port does the staging server use? The settings are in the config folder."
     progress.task_message(task, context)
     assert missing_outputs(task, "9090", context) is None
-    (tmp_path / "config" / "servers.ini").write_text("[staging]\nport = 8080\n")
+    settings.write_text("[staging]\nport = 8080\n")
+    (tmp_path / "notes.txt").write_text("scratch")  # a new file changes nothing that was there
     problem = missing_outputs(task, "8080", context)
     assert problem is not None
-    assert "the task asks a question and no change, but the run changed config/servers.ini: put it back" in problem
-    (tmp_path / "notes.txt").write_text("scratch")  # a new file changes nothing that was there
-    (tmp_path / "config" / "servers.ini").write_text("[staging]\nport = 9090\n")  # put back as it was
+    assert "the task asks a question and no change, but the run changed config/servers.ini; it is back" in problem
+    assert settings.read_text() == "[staging]\nport = 9090\n"
     assert missing_outputs(task, "9090", context) is None
     counted = "How many items in config/servers.ini have a port? Just tell me the number."  # a file name's dot
     progress.task_message(counted, context)
-    (tmp_path / "config" / "servers.ini").write_text("[staging]\nport = 1\n")
+    settings.write_text("[staging]\nport = 1\n")
     assert "the run changed config/servers.ini" in (missing_outputs(counted, "1", context) or "")
     change = "Which port does staging use? Set it to 9091 in config/servers.ini."  # a change it asks for
     progress.task_message(change, context)
-    (tmp_path / "config" / "servers.ini").write_text("[staging]\nport = 9091\n")
+    settings.write_text("[staging]\nport = 9091\n")
     assert missing_outputs(change, "Done: 9091.", context) is None
+    assert settings.read_text() == "[staging]\nport = 9091\n"
 
 
 def test_a_list_of_workspace_files_written_by_hand_is_sent_back(tmp_path: Path) -> None:

@@ -128,7 +128,8 @@ def missing_outputs(
     folder the task names exists and no file is empty or a template, the answer is not a placeholder,
     no file still uses a name the task renames, every JSON, TOML or Python file the run
     wrote parses, the tables it wrote have the columns the task lists and no empty cells
-    the inputs lack (:mod:`pymanus.agent.table_checks`), the task's named checks
+    the inputs lack (:mod:`pymanus.agent.table_checks`), a task that only asks a question
+    changed no file (:func:`progress.restore_changed_inputs` puts them back), the task's named checks
     (``checks``, already run) pass, and (``uncomputed``) no data file was written from the
     model's head and the answer has no number that is in no file and no code output (see
     :func:`progress.uncomputed_outputs` and :func:`progress.unfounded_answer_numbers`).
@@ -152,7 +153,7 @@ def missing_outputs(
     problems.extend(rename_notes(task, workspace))
     problems.extend(progress.invalid_outputs(context))
     problems.extend(table_problems(task, context))
-    problems.extend(progress.changed_inputs(task, context))
+    problems.extend(progress.restore_changed_inputs(task, context))
     if uncomputed:
         printed = str(context.state.get(CODE_OUTPUT, ""))
         code_since = context.state.get(CODE_RAN)

@@ -18,7 +18,6 @@ when they are given.
 
 from __future__ import annotations
 
-import hashlib
 import re
 from collections.abc import Sequence
 from pathlib import Path
@@ -209,37 +208,41 @@ def asks_only(task: str) -> bool:
     return bool(_QUESTION.match(task)) and not _CHANGE.search(task)
 
 
-def changed_inputs(task: str, context: ToolContext) -> list[str]:
-    """A problem when a task that only asks a question changed the files it was asked about.
+def restore_changed_inputs(task: str, context: ToolContext) -> list[str]:
+    """For a task that only asks a question: put back the files the run changed, and say so.
 
-    The 1.5B edited the settings it was asked about, then answered with its own edit. Files
-    count as changed by their content (see :func:`task_message`), so one put back passes.
+    The 1.5B edited the settings it was asked about (the staging port), then answered with
+    its own edit, and told of it, "fixed" it by editing again. A question asks for no change,
+    so the files go back to their content when the run started (see :func:`task_message`)
+    and the model is told to answer from them.
     """
-    originals = context.state.get(_ORIGINALS)
+    originals: dict[str, bytes] = context.state.get(_ORIGINALS) or {}
     if not originals or not asks_only(task):
         return []
     workspace = Path(context.workspace)
-    changed = [name for name, digest in originals.items() if _digest(workspace / name) != digest]
+    changed = [name for name, content in originals.items() if _read_bytes(workspace / name) != content]
+    for name in changed:
+        (workspace / name).parent.mkdir(parents=True, exist_ok=True)
+        (workspace / name).write_bytes(originals[name])
     if not changed:
         return []
     return [
-        f"the task asks a question and no change, but the run changed {', '.join(changed[:3])}: put "
-        f"{'it' if len(changed) == 1 else 'them'} back as the first message shows, and answer from the files "
-        "as they were"
+        f"the task asks a question and no change, but the run changed {', '.join(changed)}; "
+        f"{'it is' if len(changed) == 1 else 'they are'} back as they were: answer from the files as they are now"
     ]
 
 
 _ORIGINALS = "progress.originals"
-"""``ToolContext.state`` key: a digest of each workspace file when the run started, for a question task."""
-_DIGEST_LIMIT = 1_000_000
-"""Files larger than this (bytes) are not watched for changes."""
+"""``ToolContext.state`` key: the workspace files when the run started, for a question task."""
+_ORIGINALS_LIMIT = 4_000_000
+"""Bytes of a workspace kept to put back (larger files, and files past this total, are not)."""
 
 
-def _digest(path: Path) -> str:
+def _read_bytes(path: Path) -> bytes | None:
     try:
-        return hashlib.sha1(path.read_bytes(), usedforsecurity=False).hexdigest()
+        return path.read_bytes()
     except OSError:
-        return ""
+        return None
 
 
 def uncomputed_outputs(task: str, context: ToolContext, *, code_since: float | None, printed: str = "") -> list[str]:
@@ -325,8 +328,13 @@ def task_message(task: str, context: ToolContext, checks: Sequence[CheckResult] 
     workspace = Path(context.workspace)
     context.state[_START] = snapshot = scan(workspace)
     if snapshot is not None and asks_only(task):
-        watched = [name for name, (_, size) in snapshot.items() if size <= _DIGEST_LIMIT][:_KNOWN_INPUTS]
-        context.state[_ORIGINALS] = {name: _digest(workspace / name) for name in watched}
+        kept: dict[str, bytes] = {}
+        budget = _ORIGINALS_LIMIT
+        for name, (_, size) in sorted(snapshot.items()):
+            if size <= budget and (content := _read_bytes(workspace / name)) is not None:
+                kept[name] = content
+                budget -= size
+        context.state[_ORIGINALS] = kept
     parts = [task, describe_workspace(workspace)]
     if checks:
         parts.append("The task's checks, run now:\n" + "\n".join(c.describe(BRIEF_CHECK_CHARS) for c in checks))
