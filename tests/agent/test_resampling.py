@@ -1,0 +1,118 @@
+"""Responses that repeat calls without effect: drawn again, more freely and without the repeated tools."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from helpers.agent_cases import add, assert_protocol
+from pymanus import Agent, Message, RunState, tool
+from pymanus.agent.guards import REPEAT_HINT
+from pymanus.agent.loop import EXPLORE_TEMPERATURE, FAILED_AGAIN_NOTE, RESAMPLE_NOTE
+from pymanus.models import ScriptedModel, call
+from pymanus.models.base import Model, ModelResponse, ModelSettings, ToolDefinition
+
+
+class TemperatureRecorder(Model):
+    """A scripted model that also records the temperature of every request."""
+
+    def __init__(self, answers: list[object]) -> None:
+        self.inner = ScriptedModel(answers)  # type: ignore[arg-type]
+        self.temperatures: list[float | None] = []
+        self.top_ps: list[float | None] = []
+
+    async def request(
+        self, messages: Sequence[Message], tools: Sequence[ToolDefinition], settings: ModelSettings
+    ) -> ModelResponse:
+        self.temperatures.append(settings.temperature)
+        self.top_ps.append(settings.top_p)
+        return await self.inner.request(messages, tools, settings)
+
+
+async def test_a_repeated_call_raises_the_temperature_of_the_next_request() -> None:
+    model = TemperatureRecorder([call("add", a=1, b=1), call("add", a=1, b=1), call("add", a=2, b=1), "3"])
+    agent = Agent(model, tools=[add], settings=ModelSettings(temperature=0.1, top_p=0.9), resample_repeats=0)
+    result = await agent.run("task")
+    assert model.temperatures == [0.1, 0.1, EXPLORE_TEMPERATURE, 0.1]
+    assert model.top_ps == [0.9, 0.9, 0.9, 0.9]  # only the temperature changes
+    assert [m.text for m in result.messages if m.role == "tool"] == ["2", "2" + REPEAT_HINT, "3"]
+
+
+async def test_a_response_repeating_the_last_step_is_sampled_again_before_it_runs() -> None:
+    answers = [call("add", a=1, b=1), call("add", b=1, a=1), call("add", a=2, b=1), "3"]
+    model = TemperatureRecorder(answers)
+    result = await Agent(model, tools=[add], settings=ModelSettings(temperature=0.1)).run("task")
+    assert model.temperatures == [0.1, 0.1, EXPLORE_TEMPERATURE, 0.1]
+    # The repeat never ran: the history holds the first call and the resampled one.
+    assert [m.text for m in result.messages if m.role == "tool"] == ["2", "3"]
+    assert model.inner.requests[2][-1].text.startswith(RESAMPLE_NOTE)  # said once, not kept
+    assert not any(m.text.startswith(RESAMPLE_NOTE) for m in model.inner.requests[3])
+    assert (result.state, result.output, result.steps) == (RunState.FINISHED, "3", 3)
+    assert_protocol(result.messages)
+
+
+async def test_a_call_that_failed_twice_the_same_way_is_sampled_again_before_it_ends_the_run() -> None:
+    broken, other = call("add", a="x", b=1), call("add", a=1, b=1)
+    # broken fails twice, each time after another call (so not a repeat of the last step, and it
+    # runs); a third time would end the run stuck, so the model is asked again before it runs.
+    model = TemperatureRecorder([broken, other, broken, other, broken, call("add", a=2, b=1), "3"])
+    result = await Agent(model, tools=[add], settings=ModelSettings(temperature=0.1), max_repeats=3).run("task")
+    assert model.inner.requests[5][-1].text.startswith(FAILED_AGAIN_NOTE)  # step 5, sampled again
+    assert not any(m.text.startswith(FAILED_AGAIN_NOTE) for m in model.inner.requests[6])
+    assert model.temperatures[5] == EXPLORE_TEMPERATURE
+    calls = [c.arguments for m in result.messages for c in m.tool_calls]
+    fixed = call("add", a=2, b=1).arguments
+    assert calls == [broken.arguments, other.arguments, broken.arguments, other.arguments, fixed]
+    assert (result.state, result.output) == (RunState.FINISHED, "3")
+    assert_protocol(result.messages)
+
+
+async def test_the_draw_after_a_repeat_cannot_call_the_repeated_tool() -> None:
+    @tool
+    def double(a: int) -> int:
+        """Double an integer.
+
+        Args:
+            a: the integer
+        """
+        return 2 * a
+
+    same = call("add", a=1, b=1)
+    model = TemperatureRecorder([same, same, call("double", a=2), "4"])
+    result = await Agent(model, tools=[add, double]).run("task")
+    offered = [[t.name for t in tools] for tools in model.inner.request_tools]
+    assert offered[:2] == [["add", "double", "terminate"]] * 2
+    assert offered[2] == ["double", "terminate"]  # `add` stays in the prompt, not in what may be called
+    note = model.inner.requests[2][-1].text
+    assert note.startswith(RESAMPLE_NOTE) and "This time `add` cannot be called" in note
+    assert offered[3] == ["add", "double", "terminate"]  # withheld for that draw only
+    assert [m.text for m in result.messages if m.role == "tool"] == ["2", "4"]
+    assert (result.state, result.output) == (RunState.FINISHED, "4")
+    assert_protocol(result.messages)
+
+
+async def test_a_failed_call_that_left_out_a_default_is_still_seen_failing_again() -> None:
+    @tool
+    def lookup(key: str, exact: bool = False) -> str:
+        """Look a key up.
+
+        Args:
+            key: the key
+            exact: match exactly
+        """
+        raise ValueError(f"no key {key!r}")
+
+    broken, other = call("lookup", key="x"), call("add", a=1, b=1)  # `exact` left to its default
+    model = TemperatureRecorder([broken, other, broken, other, broken, call("lookup", key="y"), "done"])
+    result = await Agent(model, tools=[add, lookup], settings=ModelSettings(temperature=0.1)).run("task")
+    assert model.inner.requests[5][-1].text.startswith(FAILED_AGAIN_NOTE)  # the third try is drawn again
+    assert [c.arguments for m in result.messages for c in m.tool_calls][-1] == call("lookup", key="y").arguments
+    assert_protocol(result.messages)
+
+
+async def test_resampling_gives_up_and_runs_the_repeat() -> None:
+    same = call("add", a=1, b=1)
+    model = TemperatureRecorder([same, same, same, same, "2"])
+    result = await Agent(model, tools=[add], settings=ModelSettings(temperature=0.1), resample_repeats=2).run("task")
+    assert model.temperatures == [0.1, 0.1, EXPLORE_TEMPERATURE, EXPLORE_TEMPERATURE, EXPLORE_TEMPERATURE]
+    assert [m.text for m in result.messages if m.role == "tool"] == ["2", "2" + REPEAT_HINT]
+    assert (result.state, result.output) == (RunState.FINISHED, "2")
