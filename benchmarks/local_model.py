@@ -29,7 +29,7 @@ import statistics
 import sys
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from pymanus.errors import ModelOutputError
@@ -194,19 +194,40 @@ def _capture() -> _Records:
     return handler
 
 
+EDIT_SOURCE = """def summarize(rows):
+    total = 0
+    count = 0
+    for row in rows:
+        total += row["amount"]
+        count += 1
+    average = total / count if count else 0
+    return {"total": total, "count": count, "average": average}
+"""
+
+
 async def speed(model: LocalModel, records: _Records) -> None:
-    """Tokens/s for free text and for constrained tool calls (prompt already cached)."""
+    """Tokens/s for free text, a constrained tool call and an edit that copies code, with
+    prompt-lookup drafting on and off (prompt already cached; the outputs are the same)."""
     story = [Message.user("Write the numbers from one to sixty in words, separated by commas.")]
-    settings = ModelSettings(max_tokens=200, seed=1)
-    for label, messages, tools in (("free text", story, []), ("tool call (grammar)", CASES[3].messages, TOOLS)):
-        rates = []
-        for attempt in range(3):  # the first call fills the prompt cache
-            with contextlib.suppress(ModelOutputError):  # a call cut off by max_tokens still measures speed
-                await model.request(messages, tools, settings)
-            rec = records.records[-1].__dict__
-            if attempt:
-                rates.append(rec["completion_tokens"] / rec["generate_seconds"])
-        print(f"  generation, {label}: {statistics.mean(rates):.1f} tokens/s ({rec['completion_tokens']} tokens)")
+    edit = [Message.user(f"Rename `count` to `n_rows` in this function and show the whole function:\n{EDIT_SOURCE}")]
+    settings = ModelSettings(max_tokens=200, seed=1, temperature=0.0)
+    default = model.sampling
+    cases = (("free text", story, []), ("tool call (grammar)", CASES[3].messages, TOOLS), ("code edit", edit, []))
+    for label, messages, tools in cases:
+        line = []
+        for drafting in (False, True):
+            model.sampling = default if drafting else replace(default, draft_tokens=0)
+            rates = []
+            for attempt in range(3):  # the first call fills the prompt cache
+                with contextlib.suppress(ModelOutputError):  # a call cut off by max_tokens still measures speed
+                    await model.request(messages, tools, settings)
+                rec = records.records[-1].__dict__
+                if attempt:
+                    rates.append(rec["completion_tokens"] / rec["generate_seconds"])
+            kept = f", {rec['accepted_tokens']} of {rec['drafted_tokens']} drafted kept" if drafting else ""
+            line.append(f"{'drafting' if drafting else 'plain'} {statistics.mean(rates):.1f} tokens/s{kept}")
+        print(f"  generation, {label} ({rec['completion_tokens']} tokens): {'; '.join(line)}")
+    model.sampling = default
 
 
 async def growing(model: LocalModel, records: _Records) -> None:

@@ -376,6 +376,26 @@ class TestRealModel:
         assert gen.text.startswith('[{"a": 1}, {"a": 1}, ') and gen.finish == "length"
         assert len(gen.text) < LOOP_CHARS + 40 and gen.completion_tokens % LOOP_CHECK_TOKENS == 0
 
+    @pytest.mark.parametrize("grammar", [None, 'root ::= "Copy: " [a-z ]+'])
+    async def test_drafting_changes_the_speed_not_the_output(self, small: LocalModel, grammar: str | None) -> None:
+        import threading
+
+        from pymanus.models.local_runtime import Request, Sampling, generate
+
+        text = "the quick brown fox jumps over the lazy dog and then the quick brown fox sleeps"
+        prompt = small._runtime.tokenize(small.render([Message.user(f"Copy this text exactly: {text}")]))
+
+        async def run(draft_tokens: int):  # type: ignore[no-untyped-def]
+            sampling = Sampling(temperature=0.0, max_tokens=40, draft_tokens=draft_tokens)
+            req = Request(prompt, grammar, None, sampling, seed=1, stop=[])
+            return await asyncio.to_thread(generate, small._runtime, req, None, threading.Event())
+
+        plain, drafted = await run(0), await run(16)
+        assert plain.drafted == 0 and drafted.drafted > 0
+        assert 0 < drafted.accepted <= drafted.drafted
+        assert drafted.text == plain.text and drafted.completion_tokens == plain.completion_tokens
+        assert (await run(16)).text == plain.text  # and the cache it leaves behind is sound
+
     async def test_context_overflow(self) -> None:
         tiny = LocalModel.from_spec(SMALL, context_window=256)
         assert tiny.context_window == 256

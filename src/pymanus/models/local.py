@@ -197,13 +197,10 @@ class LocalModel(Model):
             raise ModelError(f"{self.name}: empty prompt")
         max_calls = 1 if settings.parallel_tool_calls is False else MAX_PARALLEL_CALLS
         base = self.sampling
-        sampling = Sampling(
+        sampling = replace(
+            base,
             temperature=base.temperature if settings.temperature is None else settings.temperature,
             top_p=base.top_p if settings.top_p is None else settings.top_p,
-            top_k=base.top_k,
-            min_p=base.min_p,
-            repeat_penalty=base.repeat_penalty,
-            repeat_last_n=base.repeat_last_n,
             max_tokens=settings.max_tokens or base.max_tokens,
         )
         seed = settings.seed if settings.seed is not None else int.from_bytes(os.urandom(4), "little")
@@ -224,13 +221,16 @@ class LocalModel(Model):
     def _respond(self, req: Request, gen: Generation, tools: Sequence[ToolDefinition]) -> ModelResponse:
         self.last_prompt_eval_tokens = gen.evaluated
         logger.debug(
-            "%s: prompt %d tokens (%d evaluated, %.2fs), completion %d tokens (%.2fs), finish=%s",
+            "%s: prompt %d tokens (%d evaluated, %.2fs), completion %d tokens (%.2fs, %d of %d drafted kept), "
+            "finish=%s",
             self.name,
             gen.prompt_tokens,
             gen.evaluated,
             gen.prompt_seconds,
             gen.completion_tokens,
             gen.generate_seconds,
+            gen.accepted,
+            gen.drafted,
             gen.finish,
             extra={
                 "model": self.name,
@@ -239,6 +239,8 @@ class LocalModel(Model):
                 "completion_tokens": gen.completion_tokens,
                 "prompt_seconds": gen.prompt_seconds,
                 "generate_seconds": gen.generate_seconds,
+                "drafted_tokens": gen.drafted,
+                "accepted_tokens": gen.accepted,
             },
         )
         message = parse_output(gen.text, req.style, tools)
