@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+from collections.abc import Sequence
 
 import pytest
 
@@ -29,7 +30,7 @@ from pymanus.agent.loop import (
 )
 from pymanus.errors import ModelError
 from pymanus.models import FunctionModel, ScriptedModel, call
-from pymanus.models.base import ToolDefinition
+from pymanus.models.base import ModelResponse, ModelSettings, ToolDefinition
 
 
 async def test_tool_call_then_terminate() -> None:
@@ -132,9 +133,23 @@ async def test_same_call_with_a_new_result_is_not_a_repeat() -> None:
     assert not any(REPEAT_HINT in str(m.content) for m in result.messages if m.role == "tool")
 
 
+class OfferRecordingModel(ScriptedModel):
+    """Also records every tool in each request, callable or not (what a prompt renders)."""
+
+    def __init__(self, answers: list[ToolCall]) -> None:
+        super().__init__(answers)
+        self.offered: list[list[str]] = []
+
+    async def request(
+        self, messages: Sequence[Message], tools: Sequence[ToolDefinition], settings: ModelSettings
+    ) -> ModelResponse:
+        self.offered.append([tool.name for tool in tools])
+        return await super().request(messages, tools, settings)
+
+
 async def test_stuck_on_a_successful_call_is_asked_for_its_final_answer() -> None:
     same = [call("add", a=1, b=2)] * 3
-    model = ScriptedModel([*same, call("terminate", status="success", message="1 + 2 = 3")])
+    model = OfferRecordingModel([*same, call("terminate", status="success", message="1 + 2 = 3")])
     events = [event async for event in Agent(model, tools=[add], resample_repeats=0).iter("task")]
     finished = events[-1]
     assert isinstance(finished, RunFinished)
@@ -147,6 +162,7 @@ async def test_stuck_on_a_successful_call_is_asked_for_its_final_answer() -> Non
     last_request = model.requests[-1]
     assert last_request[-1] == Message.user(WRAP_UP_PROMPT)
     assert [tool.name for tool in model.request_tools[-1]] == ["terminate"]  # nothing else to call
+    assert model.offered[-1] == model.offered[0]  # but the prompt keeps every tool (its cache holds)
     assert [e.name for e in events if isinstance(e, ToolCallFinished)] == ["add", "add", "add", "terminate"]
 
 

@@ -347,7 +347,8 @@ class Run:
         spec = self.spec
         response: ModelResponse | None = None
         request, tools = await self._request(final=True)
-        async for item in self._ask_model(request, tools):
+        others = [tool.name for tool in tools if tool.name != "terminate"]
+        async for item in self._ask_model(request, tools, withheld=others):
             if isinstance(item, ModelResponse):
                 response = item
             else:
@@ -412,12 +413,12 @@ class Run:
     async def _request(self, *, final: bool = False) -> tuple[list[Message], list[ToolDefinition]]:
         """The messages and tools of the next request: the conversation and the reminder.
 
-        ``final``: the wrap-up request, which offers only ``terminate``.
+        ``final``: the wrap-up request (the caller lets it call only ``terminate``; every tool
+        stays in the request, so a local model's prompt cache holds).
         """
         spec = self.spec
         tools = spec.toolset.definitions()
         if final:
-            tools = [definition for definition in tools if definition.name == "terminate"]
             return [*self.messages, Message.user(WRAP_UP_PROMPT)], tools
         if spec.next_step_prompt and self.step > 1:
             prompt = spec.next_step_prompt
