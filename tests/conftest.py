@@ -28,3 +28,10 @@ def no_openai_env(monkeypatch: pytest.MonkeyPatch) -> None:
     """Remove the OpenAI environment variables so a test sees only what it sets."""
     for name in ("OPENAI_API_KEY", "OPENAI_BASE_URL"):
         monkeypatch.delenv(name, raising=False)
+
+
+@pytest.fixture(autouse=True)
+def _prompt_store_in_tmp(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Local models keep prompt heads in a folder of the test's own, never the user's cache."""
+    folder = tmp_path_factory.mktemp("prompts")
+    monkeypatch.setattr("pymanus.models.local.prompt_store_dir", lambda: folder)

@@ -17,14 +17,13 @@ from types import SimpleNamespace
 import pytest
 from pydantic import BaseModel
 
+from helpers.local_models import SMALL, llama_ready, requires_model
 from pymanus.errors import ConfigError, ContextOverflowError, ModelOutputError, ModelPackError
 from pymanus.messages import Message, ToolCall
 from pymanus.models import packs
 from pymanus.models.base import PYTHON_SOURCE, ModelResponse, ModelSettings, TextChunk, ToolDefinition
 from pymanus.models.local import LocalModel, json_string_prefix, parse_output, resolve_spec
 from pymanus.models.local_runtime import cpu_has_amx, without_extra_buffer_types
-
-SMALL = "smollm2-135m"
 
 
 class Priority(StrEnum):
@@ -66,17 +65,6 @@ TODO = ToolDefinition(
 NOTHING = ToolDefinition(
     name="terminate", description="Finish the task.", parameters={"type": "object", "properties": {}}
 )
-
-
-def _llama_ready() -> bool:
-    try:
-        import llama_cpp  # noqa: F401
-    except ImportError:
-        return False
-    return not packs.pack_status(SMALL).missing
-
-
-requires_model = pytest.mark.skipif(not _llama_ready(), reason="needs llama-cpp-python and the smollm2-135m pack")
 
 
 @pytest.fixture(scope="module")
@@ -242,7 +230,7 @@ def test_python_source_strings_get_a_grammar_without_semicolons() -> None:
 
 
 def test_render_offers_final_answer_and_keeps_history_canonical() -> None:
-    if not _llama_ready() or packs.pack_status("qwen2.5-coder-0.5b").missing:
+    if not llama_ready() or packs.pack_status("qwen2.5-coder-0.5b").missing:
         pytest.skip("needs the qwen2.5-coder-0.5b pack")
     model = LocalModel.from_spec("qwen2.5-coder-0.5b")
     history = [
@@ -477,7 +465,7 @@ QWEN_SMALL = "qwen2.5-coder-0.5b"
 
 @pytest.mark.local_model
 @pytest.mark.skipif(
-    not _llama_ready() or bool(packs.pack_status(QWEN_SMALL).missing), reason="needs the qwen2.5-coder-0.5b pack"
+    not llama_ready() or bool(packs.pack_status(QWEN_SMALL).missing), reason="needs the qwen2.5-coder-0.5b pack"
 )
 async def test_qwen_native_tool_calls() -> None:
     model = LocalModel.from_spec(QWEN_SMALL)

@@ -53,6 +53,7 @@ from pymanus.models.local_format import (
     template_messages,
 )
 from pymanus.models.local_runtime import Generation, Request, Sampling, available_cores, generate, load_runtime
+from pymanus.models.prefix_store import PrefixStore
 
 __all__ = [
     "DEFAULT_CONTEXT_CAP",
@@ -102,6 +103,16 @@ def resolve_spec(spec: str | os.PathLike[str]) -> Path:
     return path.resolve()
 
 
+def prompt_store_dir() -> Path:
+    """Where evaluated prompt heads are kept: ``<cache root>/prompts`` (next to the packs)."""
+    return packs.models_dir().parent / "prompts"
+
+
+def _shared_length(head: Sequence[int], prompt: Sequence[int]) -> int:
+    """How many leading tokens ``head`` and ``prompt`` have in common."""
+    return next((i for i, (a, b) in enumerate(zip(head, prompt, strict=False)) if a != b), min(len(head), len(prompt)))
+
+
 # -- the model ----------------------------------------------------------------------------
 class LocalModel(Model):
     """A GGUF model run in-process by llama.cpp, with grammar-constrained tool calls.
@@ -120,15 +131,19 @@ class LocalModel(Model):
         context_window: int | None = None,
         sampling: Sampling | None = None,
         tool_format: ToolFormat = "auto",
+        keep_prompt_heads: bool = True,
     ) -> None:
         """Load ``path`` (a GGUF file) or reuse it if already loaded in this process.
 
         ``context_window`` caps the context (default 8192, never above the trained length).
+        ``keep_prompt_heads``: save the evaluated system prompt and tools on disk for later
+        processes (see :mod:`pymanus.models.prefix_store`, directory :func:`prompt_store_dir`).
         """
         self._runtime = load_runtime(resolve_spec(path), context_window or DEFAULT_CONTEXT_CAP)
         self.name = name or f"local:{Path(path).name}"
         self.context_window = self._runtime.n_ctx
         self.sampling = sampling or Sampling()
+        self.keep_prompt_heads = keep_prompt_heads
         template = self._runtime.template_text
         native = "tools" in template and "<tool_call>" in template
         self.tool_format: Literal["native", "json"] = (
@@ -209,6 +224,9 @@ class LocalModel(Model):
         # pseudo-calls instead of calling, so there it must call or use final_answer.
         text_answer = self.tool_format == "native" and bool(messages) and messages[-1].role == "tool"
         callable_ = callable_tools(tools, settings)  # all tools stay in the prompt (its cache holds)
+        shared = 0
+        if self.keep_prompt_heads and messages and messages[0].role == "system":
+            shared = _shared_length(self._runtime.tokenize(self.render(messages[:1], tools)), prompt)
         return Request(
             prompt=prompt,
             grammar=self._grammar(callable_, max_calls, text_answer) if callable_ else None,
@@ -216,6 +234,8 @@ class LocalModel(Model):
             sampling=sampling,
             seed=seed,
             stop=list(settings.stop or []),
+            shared=shared,
+            store=PrefixStore(prompt_store_dir()) if shared else None,
         )
 
     def _respond(self, req: Request, gen: Generation, tools: Sequence[ToolDefinition]) -> ModelResponse:

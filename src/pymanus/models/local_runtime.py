@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from pymanus.errors import ConfigError, ModelError
 from pymanus.models.local_format import ANSWER_PREFIX, CHATML_TEMPLATE, json_string_prefix
 from pymanus.models.lookup import Drafter
+from pymanus.models.prefix_store import MIN_TOKENS, PrefixStore
 
 if TYPE_CHECKING:
     import llama_cpp
@@ -348,6 +349,10 @@ class Request:
     sampling: Sampling
     seed: int
     stop: list[str]
+    shared: int = 0
+    """Leading prompt tokens every run with this system prompt and tools starts with."""
+    store: PrefixStore | None = None
+    """Where the evaluated shared head is kept between processes (``None``: nowhere)."""
 
 
 def generate(
@@ -362,12 +367,15 @@ def generate(
         reuse = min(_common_prefix(llm.input_ids[: llm.n_tokens], prompt), len(prompt) - 1)
         llm.n_tokens = reuse
         start = time.perf_counter()
-        batch = max(1, llm.n_batch)
+        store, head = req.store, req.shared
         try:
-            for i in range(reuse, len(prompt), batch):
-                if cancel.is_set():
-                    raise asyncio.CancelledError
-                llm.eval(prompt[i : i + batch])
+            if store is not None and max(reuse + 1, MIN_TOKENS) <= head < len(prompt):
+                loaded = store.load(runtime, prompt[:head])  # evaluated by an earlier process
+                reuse = llm.n_tokens  # the head, or what is left after a file that did not load
+                if not loaded:
+                    _evaluate(llm, prompt[reuse:head], cancel)
+                    store.save(runtime, prompt[:head])
+            _evaluate(llm, prompt[llm.n_tokens :], cancel)
         except RuntimeError as exc:
             raise ModelError(f"llama.cpp failed to evaluate the prompt: {exc}") from exc
         prompt_done = time.perf_counter()
@@ -438,6 +446,15 @@ def generate(
             drafted=drafted,
             accepted=accepted,
         )
+
+
+def _evaluate(llm: llama_cpp.Llama, tokens: list[int], cancel: threading.Event) -> None:
+    """Append ``tokens`` to the context in batches, stopping between batches when cancelled."""
+    batch = max(1, llm.n_batch)
+    for i in range(0, len(tokens), batch):
+        if cancel.is_set():
+            raise asyncio.CancelledError
+        llm.eval(tokens[i : i + batch])
 
 
 def _visible_text(text: str, req: Request) -> str:
