@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import string
 from dataclasses import replace
 from enum import StrEnum
@@ -284,7 +285,9 @@ class TestRealModel:
             _check_response(response, [ADD])
             assert len(response.message.tool_calls) <= 1
 
-    async def test_prompt_cache_evaluates_only_new_tokens(self, small: LocalModel) -> None:
+    async def test_prompt_cache_evaluates_only_new_tokens(
+        self, small: LocalModel, caplog: pytest.LogCaptureFixture
+    ) -> None:
         messages = [Message.system("You are a helpful agent."), Message.user("What is 2 + 40? Use the tool.")]
         first = await small.request(messages, [ADD, SEARCH], ModelSettings(seed=1))
         messages += [first.message]
@@ -297,8 +300,11 @@ class TestRealModel:
         assert second.usage.prompt_tokens > first.usage.prompt_tokens
         assert evaluated < second.usage.prompt_tokens - first.usage.prompt_tokens + 40  # only the added turns
         assert second.usage.prompt_tokens - evaluated >= first.usage.prompt_tokens - 1  # the first prompt was cached
-        await small.request(messages, [ADD, SEARCH], ModelSettings(seed=2))
+        with caplog.at_level(logging.INFO, logger="pymanus.models.local"):
+            await small.request(messages, [ADD, SEARCH], ModelSettings(seed=2))
         assert small.last_prompt_eval_tokens == 1  # same prompt: only the last token is re-evaluated
+        [record] = [r for r in caplog.records if r.name == "pymanus.models.local"]  # what --verbose prints
+        assert "(1 evaluated," in record.getMessage() and record.__dict__["prompt_eval_tokens"] == 1
 
     async def test_allowed_tools_limit_the_calls_and_keep_the_prompt_cache(self, small: LocalModel) -> None:
         messages = [Message.system("You are a helpful agent."), Message.user("What is 2 + 40? Use the add tool.")]

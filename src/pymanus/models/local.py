@@ -240,7 +240,7 @@ class LocalModel(Model):
 
     def _respond(self, req: Request, gen: Generation, tools: Sequence[ToolDefinition]) -> ModelResponse:
         self.last_prompt_eval_tokens = gen.evaluated
-        logger.debug(
+        logger.info(  # shown by --verbose: what the prompt cache saved, step by step
             "%s: prompt %d tokens (%d evaluated, %.2fs), completion %d tokens (%.2fs, %d of %d drafted kept), "
             "finish=%s",
             self.name,
