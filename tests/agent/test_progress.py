@@ -116,6 +116,19 @@ def test_changes_show_the_head_of_written_files(tmp_path: Path) -> None:
     assert "Ann" not in describe_changes(tmp_path, before, after, show_budget=1_000, shown_already=printed)
 
 
+def test_changes_warn_of_written_files_that_do_not_parse(tmp_path: Path) -> None:
+    """Code that writes a broken file hears of it at once, as write_file would have said."""
+    before = scan(tmp_path)
+    (tmp_path / "report.md").write_text("# Sales\n\n| Region | Total |\n|---|---|\nregion\n4865.83\n")
+    (tmp_path / "fine.json").write_text('{"a": 1}')
+    after = scan(tmp_path)
+    text = describe_changes(tmp_path, before, after, show_budget=1_000)
+    assert "Warning: report.md is not valid Markdown (the table at line 3 has a header and no rows" in text
+    assert text.endswith("Fix it before using the file.")
+    assert text.count("Warning:") == 1  # the JSON parses
+    assert "Warning: report.md" in describe_changes(tmp_path, before, after)  # shown even without the heads
+
+
 # -- named files and progress -------------------------------------------------------------
 def test_named_files_and_where_they_are(tmp_path: Path) -> None:
     task = "Make a package with __init__.py and cli.py, plus README.md; read data/in.csv and README.md."

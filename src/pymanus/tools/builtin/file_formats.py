@@ -33,6 +33,12 @@ def format_problem(name: str, text: str) -> str | None:
     return self_import(name, text) if kind == "Python" else None
 
 
+def format_warning(name: str, text: str) -> str:
+    """The warning a tool adds when a file it wrote does not parse as its extension says ("" if it does)."""
+    problem = format_problem(name, text)
+    return f"Warning: {problem}. Fix it before using the file." if problem else ""
+
+
 def self_import(name: str, text: str) -> str | None:
     """``"textutils.py imports itself ..."`` when a module imports its own names (a circular import)."""
     stem = name.rsplit("/", 1)[-1].removesuffix(".py")

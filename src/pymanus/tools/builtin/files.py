@@ -25,7 +25,7 @@ from typing import Any, TypeVar
 from pymanus.errors import PathEscapeError, ToolError
 from pymanus.sandbox import PathJail
 from pymanus.tools.builtin.code_repair import WRITTEN_STRING_NOTE, repair_string_line_breaks
-from pymanus.tools.builtin.file_formats import format_problem
+from pymanus.tools.builtin.file_formats import format_warning
 from pymanus.tools.builtin.file_search import (
     WORD,
     binary_kind,
@@ -343,8 +343,8 @@ def _decode(raw: bytes) -> str:
 
 def _format_note(path: str, text: str) -> str:
     """A warning when the text written does not parse as the file's extension says ("" if it does)."""
-    problem = format_problem(path, text)
-    return f"\nWarning: {problem}. Fix it before using the file." if problem else ""
+    warning = format_warning(path, text)
+    return f"\n{warning}" if warning else ""
 
 
 NUMBERED_LINE = re.compile(r"^(?=[ \d]{6}\t) *\d+\t", re.MULTILINE)

@@ -18,6 +18,7 @@ import os
 import re
 from pathlib import Path
 
+from pymanus.tools.builtin.file_formats import format_warning
 from pymanus.tools.builtin.file_search import NOT_EXPANDED, human_size
 
 Snapshot = dict[str, tuple[int, int]]
@@ -96,6 +97,8 @@ def describe_changes(
             head = _head_of(path, text, show_budget)
             show_budget -= len(head)
             heads.append(head)
+        if text and (warning := format_warning(path, text)):  # as write_file warns, for files code wrote
+            heads.append(warning)
     more = f" and {len(paths) - limit} more" if len(paths) > limit else ""
     return "\n\n".join([f"Files written: {', '.join(names)}{more}.", *heads])
 
