@@ -9,6 +9,9 @@ Prompt. The conversation is rendered with the model's own chat template (GGUF me
 Prompt cache. The llama context keeps its KV cache between calls; each call evaluates only the
 tokens after the longest common prefix with what the context already holds, so step k of an
 agent run evaluates only what step k-1 added. ``last_prompt_eval_tokens`` records the count.
+The evaluated head of the prompt (system prompt and tools) is also kept on disk for later
+processes (:mod:`pymanus.models.prefix_store`), and generation drafts ahead by prompt lookup
+(:mod:`pymanus.models.lookup`).
 
 Sharing. Weights take hundreds of MB and a context's KV cache as much again, so loaded models
 are the one process-wide cache in PyManus: keyed by (file, context size), shared by every
