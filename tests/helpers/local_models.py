@@ -5,8 +5,19 @@ from __future__ import annotations
 import pytest
 
 from pymanus.models import packs
+from pymanus.models.base import ToolDefinition
 
 SMALL = "smollm2-135m"
+
+ADD = ToolDefinition(  # the simplest tool a small model can call
+    name="add",
+    description="Add two integers.",
+    parameters={
+        "type": "object",
+        "properties": {"a": {"type": "integer"}, "b": {"type": "integer"}},
+        "required": ["a", "b"],
+    },
+)
 
 
 def llama_ready() -> bool:

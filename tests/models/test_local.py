@@ -18,7 +18,7 @@ from types import SimpleNamespace
 import pytest
 from pydantic import BaseModel
 
-from helpers.local_models import SMALL, llama_ready, requires_model
+from helpers.local_models import ADD, SMALL, llama_ready, requires_model
 from pymanus.errors import ConfigError, ContextOverflowError, ModelOutputError, ModelPackError
 from pymanus.messages import Message, ToolCall
 from pymanus.models import packs
@@ -42,15 +42,6 @@ class TodoArgs(BaseModel):
     note: str | None = None
 
 
-ADD = ToolDefinition(
-    name="add",
-    description="Add two integers.",
-    parameters={
-        "type": "object",
-        "properties": {"a": {"type": "integer"}, "b": {"type": "integer"}},
-        "required": ["a", "b"],
-    },
-)
 SEARCH = ToolDefinition(
     name="web_search",
     description="Search the web.",

@@ -7,24 +7,15 @@ from pathlib import Path
 
 import pytest
 
-from helpers.local_models import SMALL, requires_model
+from helpers.local_models import ADD, SMALL, requires_model
 from pymanus.messages import Message
 from pymanus.models import local
-from pymanus.models.base import ModelResponse, ModelSettings, ToolDefinition
+from pymanus.models.base import ModelResponse, ModelSettings
 from pymanus.models.local import LocalModel
 from pymanus.models.prefix_store import KEPT_FILES, MIN_TOKENS
 
 pytestmark = [pytest.mark.local_model, requires_model]
 
-ADD = ToolDefinition(
-    name="add",
-    description="Add two integers.",
-    parameters={
-        "type": "object",
-        "properties": {"a": {"type": "integer"}, "b": {"type": "integer"}},
-        "required": ["a", "b"],
-    },
-)
 RULES = " ".join(f"Rule {n}: check every result twice before you answer." for n in range(1, 40))
 GREEDY = ModelSettings(seed=1, temperature=0.0, max_tokens=80, parallel_tool_calls=False)
 
