@@ -39,6 +39,8 @@ def test_draft_length_grows_while_drafts_hold_and_shrinks_while_they_fail() -> N
     assert drafter.length == 16  # never past the longest
     drafter.verified(drafted=16, accepted=5)
     assert drafter.length == 16  # partly held: unchanged
+    drafter.verified(drafted=0, accepted=0)
+    assert drafter.length == 16  # no draft, nothing learnt
     for _ in range(5):
         drafter.verified(drafted=4, accepted=0)
     assert drafter.length == MIN_DRAFT

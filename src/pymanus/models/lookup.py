@@ -47,8 +47,10 @@ class Drafter:
         return self.tokens[self._match : self._match + min(self.length, room)]
 
     def verified(self, drafted: int, accepted: int) -> None:
-        """Adapt the draft length to how much of the last draft held."""
-        if drafted and accepted == drafted:
+        """Adapt the draft length to how much of the last draft held (a step without one says nothing)."""
+        if not drafted:
+            return
+        if accepted == drafted:
             self.length = min(self.longest, self.length * 2)
         elif accepted == 0:
             self.length = min(self.longest, max(MIN_DRAFT, self.length // 2))
