@@ -55,7 +55,15 @@ from pymanus.models.local_format import (
     parse_output,
     template_messages,
 )
-from pymanus.models.local_runtime import Generation, Request, Sampling, available_cores, generate, load_runtime
+from pymanus.models.local_runtime import (
+    Generation,
+    Request,
+    Sampling,
+    available_cores,
+    common_prefix,
+    generate,
+    load_runtime,
+)
 from pymanus.models.prefix_store import PrefixStore
 
 __all__ = [
@@ -109,11 +117,6 @@ def resolve_spec(spec: str | os.PathLike[str]) -> Path:
 def prompt_store_dir() -> Path:
     """Where evaluated prompt heads are kept: ``<cache root>/prompts`` (next to the packs)."""
     return packs.models_dir().parent / "prompts"
-
-
-def _shared_length(head: Sequence[int], prompt: Sequence[int]) -> int:
-    """How many leading tokens ``head`` and ``prompt`` have in common."""
-    return next((i for i, (a, b) in enumerate(zip(head, prompt, strict=False)) if a != b), min(len(head), len(prompt)))
 
 
 # -- the model ----------------------------------------------------------------------------
@@ -229,7 +232,7 @@ class LocalModel(Model):
         callable_ = callable_tools(tools, settings)  # all tools stay in the prompt (its cache holds)
         shared = 0
         if self.keep_prompt_heads and messages and messages[0].role == "system":
-            shared = _shared_length(self._runtime.tokenize(self.render(messages[:1], tools)), prompt)
+            shared = common_prefix(self._runtime.tokenize(self.render(messages[:1], tools)), prompt)
         return Request(
             prompt=prompt,
             grammar=self._grammar(callable_, max_calls, text_answer) if callable_ else None,

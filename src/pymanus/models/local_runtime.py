@@ -20,7 +20,7 @@ import math
 import os
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -329,13 +329,14 @@ class _Decoder:
         self._c.llama_batch_free(self.batch)
 
 
-def _common_prefix(cached: np.ndarray[Any, Any], prompt: list[int]) -> int:
+def common_prefix(first: Sequence[int] | np.ndarray[Any, Any], second: Sequence[int]) -> int:
+    """How many leading tokens ``first`` and ``second`` have in common."""
     import numpy as np
 
-    n = min(len(cached), len(prompt))
+    n = min(len(first), len(second))
     if n == 0:
         return 0
-    differ = np.nonzero(cached[:n] != np.asarray(prompt[:n], dtype=cached.dtype))[0]
+    differ = np.nonzero(np.asarray(first[:n]) != np.asarray(second[:n]))[0]
     return int(differ[0]) if len(differ) else n
 
 
@@ -364,7 +365,7 @@ def generate(
     with runtime.lock:
         # Reuse the KV cache for the common prefix; the last prompt token is always re-evaluated
         # so its logits are fresh. Llama.eval drops cache cells past n_tokens before decoding.
-        reuse = min(_common_prefix(llm.input_ids[: llm.n_tokens], prompt), len(prompt) - 1)
+        reuse = min(common_prefix(llm.input_ids[: llm.n_tokens], prompt), len(prompt) - 1)
         llm.n_tokens = reuse
         start = time.perf_counter()
         store, head = req.store, req.shared
