@@ -40,7 +40,7 @@ if __package__ in (None, ""):  # run as a script: make ``benchmarks.tasks`` impo
 
 from benchmarks.tasks.suite import Task, select
 
-from pymanus import Agent, RunState
+from pymanus import Agent, Message, RunRestarted, RunState
 
 AgentFactory = Callable[[Path], Agent]
 """Builds a fresh agent working in the given workspace."""
@@ -71,6 +71,9 @@ class TaskOutcome:
     """Kept workspace (with ``--keep``), for a look at what the agent did."""
     messages: list[dict[str, Any]] = field(default_factory=list)
     """The run's conversation (without the per-step reminders), in the ``--json`` file: why a task failed."""
+    attempts: int = 1
+    earlier: list[list[dict[str, Any]]] = field(default_factory=list)
+    """The conversations of the attempts that failed and were undone, first to last."""
 
 
 async def run_task(
@@ -112,6 +115,10 @@ async def run_task(
             shutil.rmtree(workspace, ignore_errors=True)
 
 
+def _dump(messages: list[Message]) -> list[dict[str, Any]]:
+    return [message.model_dump(mode="json", exclude_defaults=True) for message in messages]
+
+
 async def _run_agent(
     agent_factory: AgentFactory, task: Task, workspace: Path, time_limit: float, out: TaskOutcome
 ) -> None:
@@ -122,8 +129,10 @@ async def _run_agent(
         agent = agent_factory(workspace)
         run = agent.start(task.prompt)
         async with asyncio.timeout(time_limit), contextlib.aclosing(run.events()) as events:
-            async for _ in events:
-                pass
+            async for event in events:
+                if isinstance(event, RunRestarted):
+                    out.attempts = event.attempt
+                    out.earlier.append(_dump(run.messages))
         result = run.result()
         out.end = f"{'finished' if result.state is RunState.FINISHED else 'error'}:{result.reason}"
         out.output = result.output
@@ -133,7 +142,7 @@ async def _run_agent(
         out.end, out.reason = "crash", f"{type(exc).__name__}: {exc}"
     finally:
         if run is not None:
-            out.messages = [message.model_dump(mode="json", exclude_defaults=True) for message in run.messages]
+            out.messages = _dump(run.messages)
             out.steps = run.step
             out.prompt_tokens = run.usage.prompt_tokens
             out.completion_tokens = run.usage.completion_tokens
@@ -229,7 +238,7 @@ def format_row(outcome: TaskOutcome) -> str:
         str(outcome.steps),
         f"{outcome.seconds:.1f}",
         str(outcome.prompt_tokens),
-        outcome.end,
+        outcome.end if outcome.attempts == 1 else f"{outcome.end} ({outcome.attempts} attempts)",
         " ".join(outcome.reason.split())[:160],
     )
     return "  ".join(f"{cell:<{width}}" if width else cell for cell, (_, width) in zip(cells, COLUMNS, strict=True))

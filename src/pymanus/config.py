@@ -50,6 +50,9 @@ class AgentConfig(_Section):
     max_steps: int = Field(default=30, ge=1)
     workspace: str = "./workspace"
     timeout: float | None = Field(default=None, gt=0)
+    attempts: int = Field(default=2, ge=1)
+    """Times a run may start over from the workspace as it found it, after an attempt that
+    failed early (stuck, a tool failing repeatedly, or giving up); see ``Agent(attempts=...)``."""
 
 
 class SandboxConfig(_Section):

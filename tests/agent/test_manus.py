@@ -464,3 +464,25 @@ async def test_the_example_run_for_small_models_is_a_real_run(tmp_path: Path) ->
     local = build_manus_agent(settings_for(tmp_path), model=ScriptedModel([], name="local:test"))
     remote = build_manus_agent(settings_for(tmp_path), model=ScriptedModel([]))
     assert local.system_prompt.endswith(EXAMPLE_RUN) and EXAMPLE_RUN not in remote.system_prompt
+
+
+async def test_a_second_attempt_starts_with_the_original_files_and_a_fresh_interpreter(tmp_path: Path) -> None:
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    (workspace / "notes.txt").write_text("keep me\n")
+    model = ScriptedModel(
+        [
+            call("python", code="x = 41\nopen('notes.txt', 'w').write('overwritten')\nprint(x)"),
+            call("terminate", status="failure", message="I cannot."),  # sent back once
+            call("terminate", status="failure", message="I broke notes.txt."),
+            call("python", code="print(open('notes.txt').read().strip())\nprint(x)"),
+            call("terminate", status="success", message="keep me"),
+        ]
+    )
+    result = await run_preset(workspace, model, "What does notes.txt say?")
+    assert (result.state, result.output) == (RunState.FINISHED, "keep me"), result.output
+    assert "I broke notes.txt." in result.messages[1].text  # the new attempt is told how the last one ended
+    second_attempt_code = next(m.text for m in result.messages if m.role == "tool")
+    assert "keep me" in second_attempt_code
+    assert "NameError: name 'x' is not defined" in second_attempt_code
+    assert (workspace / "notes.txt").read_text() == "keep me\n"

@@ -109,6 +109,19 @@ def test_progress_is_shown_without_json(chat_server_thread: ChatServer, tmp_path
     assert "finished" in proc.stdout
 
 
+def test_a_failed_attempt_is_shown_and_the_run_starts_over(chat_server_thread: ChatServer, tmp_path: Path) -> None:
+    chat_server_thread.push(
+        completion(tool_calls=[tool_call("terminate", {"status": "failure", "message": "The tool broke."})]),
+        completion(tool_calls=[tool_call("terminate", {"status": "success", "message": "Fixed on the second try."})]),
+    )
+    proc = run_cli(["run", "--model", "openai:any", "Say done."], tmp_path, chat_server_thread)
+    assert proc.returncode == 0, proc.stderr
+    assert "attempt 2: the last attempt ended (terminate) and was undone" in " ".join(proc.stdout.split())
+    assert "Fixed on the second try." in proc.stdout
+    second_task = chat_server_thread.messages[1][1]["content"]
+    assert second_task.startswith("Say done.") and "The tool broke." in second_task
+
+
 @pytest.mark.parametrize(
     ("args", "env", "message"),
     [
@@ -136,6 +149,7 @@ def test_usage_and_config_errors_exit_2_with_one_line(
         ('[agent]\nmax_steps = "many"', "agent.max_steps: Input should be a valid integer"),
         ("[agent]\nmax_stepz = 3", "agent.max_stepz: unknown key"),
         ('[sandbox]\nbackend = "docker"', "sandbox.backend: Input should be 'auto', 'bwrap' or 'none'"),
+        ("[agent]\nattempts = 0", "agent.attempts: Input should be greater than or equal to 1"),
     ],
 )
 def test_bad_config_file_exits_2(tmp_path: Path, config: str, message: str) -> None:

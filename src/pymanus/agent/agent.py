@@ -44,6 +44,12 @@ class Agent:
             call that has already failed the same way ``max_repeats - 1`` times, is sampled
             again (higher temperature, a note that they would give the same result, those
             calls' tools not callable) before those calls run again.
+        attempts: how many times a run may start over when an attempt fails early: stuck, a
+            tool failing again and again, or ``terminate`` with status "failure", with at least
+            three steps left. The workspace is put back as the run found it (runs whose
+            workspace is over 64 MB or 5,000 files do not start over), the conversation starts
+            again from the task with a note of how the failed attempt ended, and a
+            ``RunRestarted`` event says so. Steps and time are shared by all attempts.
         wrap_up: when the repeated call succeeds, ask once more, offering only ``terminate``,
             for the final answer before ending the run as stuck.
         terminate_tool: offer the ``terminate`` tool (the usual way to finish).
@@ -71,6 +77,7 @@ class Agent:
         timeout: float | None = None,
         max_repeats: int = 3,
         resample_repeats: int = 1,
+        attempts: int = 1,
         wrap_up: bool = True,
         terminate_tool: bool = True,
         finish_on_text: bool = True,
@@ -83,6 +90,8 @@ class Agent:
     ) -> None:
         if max_steps < 1:
             raise ValueError("max_steps must be at least 1")
+        if attempts < 1:
+            raise ValueError("attempts must be at least 1")
         self.toolset = Toolset(tools)
         if terminate_tool and "terminate" not in self.toolset:
             self.toolset.add(terminate)
@@ -95,6 +104,7 @@ class Agent:
             timeout=timeout,
             max_repeats=max_repeats,
             resample_repeats=resample_repeats,
+            attempts=attempts,
             wrap_up=wrap_up,
         )
         self.finish_on_text = finish_on_text
@@ -106,10 +116,16 @@ class Agent:
         self.task_message = task_message
         self._closers: list[Callable[[], Awaitable[None]]] = []
         self._run_end_hooks: list[Callable[[str], Awaitable[None]]] = []
+        self._restart_hooks: list[Callable[[str], Awaitable[None]]] = []
 
     def on_run_end(self, hook: Callable[[str], Awaitable[None]]) -> None:
         """Register a coroutine function awaited with the run id when a run ends (e.g. to stop its processes)."""
         self._run_end_hooks.append(hook)
+
+    def on_run_restart(self, hook: Callable[[str], Awaitable[None]]) -> None:
+        """Register a coroutine function awaited with the run id when a run starts another attempt
+        (e.g. to drop a per-run interpreter whose variables came from the failed attempt)."""
+        self._restart_hooks.append(hook)
 
     def on_close(self, closer: Callable[[], Awaitable[None]]) -> None:
         """Register a coroutine function :meth:`aclose` awaits (e.g. to stop tool processes)."""
@@ -145,6 +161,7 @@ class Agent:
             completion_check=self.completion_check,
             task_message=self.task_message,
             on_end=tuple(self._run_end_hooks),
+            on_restart=tuple(self._restart_hooks),
         )
         return Run(spec=spec, task=task)
 

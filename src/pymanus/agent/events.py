@@ -100,6 +100,17 @@ class PlanUpdated(_Event):
     plan: dict[str, Any]
 
 
+class RunRestarted(_Event):
+    """An attempt failed and ``attempt`` begins: next, the workspace is put back as the run found it."""
+
+    type: Literal["run_restarted"] = "run_restarted"
+    attempt: int
+    reason: str
+    """Why the failed attempt ended (``stuck``, ``tool_failures``, ``terminate``)."""
+    output: str
+    """What it ended with (the stuck call, the last error, the model's account of its failure)."""
+
+
 class RunFinished(_Event):
     """The run ended; ``state`` says how and ``reason`` why."""
 
@@ -119,6 +130,7 @@ AnyEvent = (
     | ToolCallFinished
     | StepFinished
     | PlanUpdated
+    | RunRestarted
     | RunFinished
 )
 Event = Annotated[AnyEvent, Field(discriminator="type")]

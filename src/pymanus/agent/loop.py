@@ -22,6 +22,7 @@ from pymanus.agent.events import (
     ModelResponded,
     PlanUpdated,
     RunFinished,
+    RunRestarted,
     RunStarted,
     RunState,
     StepFinished,
@@ -31,6 +32,7 @@ from pymanus.agent.events import (
 )
 from pymanus.agent.guards import REPEAT_HINT, FailureGuard, RepeatGuard, canonical_call
 from pymanus.agent.result import RunResult
+from pymanus.agent.snapshot import WorkspaceSnapshot
 from pymanus.errors import ModelError
 from pymanus.messages import Message, Usage
 from pymanus.models.base import Model, ModelResponse, ModelSettings, TextChunk, ToolDefinition
@@ -70,6 +72,21 @@ GAVE_UP_NOTE = (
     'Use status "failure" again only if it truly cannot be done.'
 )
 
+RESTART_NOTE = (
+    "\n\nNote: an earlier attempt at this task failed and was undone; every file is as it was at the start. "
+    "It ended with: {why}\nDo the task again from the beginning, and do not repeat what went wrong."
+)
+
+RESTARTABLE = frozenset({"stuck", "tool_failures", "terminate"})
+"""End reasons (of a run in error) after which another attempt may start over: the agent was
+stuck, a tool kept failing, or it called ``terminate`` with status "failure". A run out of
+steps or time has nothing left to try with."""
+
+RESTART_REASON_CHARS = 600
+
+MIN_ATTEMPT_STEPS = 3
+"""Steps that must remain for another attempt to be worth starting."""
+
 NO_TOOL_CALL_NUDGE = (
     "You replied without calling a tool. Continue the task with a tool call, "
     "or call `terminate` with your final answer if the task is done."
@@ -103,6 +120,13 @@ class RunLimits:
     token for token at any temperature that kept its calls well formed, and every draw of a
     long call costs half a minute on 2 cores. They stay in the prompt (the grammar leaves them
     out), so the prompt cache holds."""
+    attempts: int = 1
+    """Attempts a run may make. When one fails early (an end reason in :data:`RESTARTABLE`, with
+    :data:`MIN_ATTEMPT_STEPS` steps left), the workspace is put back as the run found it (see
+    :mod:`pymanus.agent.snapshot`) and the conversation starts again from the task, with a note of
+    how the failed attempt ended. Steps and time are shared by all attempts. A small model that
+    went wrong early keeps building on its own mistakes (its broken code and files are in front
+    of it); a fresh start with the reason is its best chance."""
     wrap_up: bool = True
     """A run stuck repeating a call that *succeeds* gets one last request, offering only
     ``terminate``, for its final answer (small models compute the answer, then keep
@@ -118,6 +142,10 @@ NextStepPrompt = Callable[[str, ToolContext], "str | Awaitable[str | None] | Non
 
 TaskMessage = Callable[[str, ToolContext], "str | Awaitable[str]"]
 """``message(task, context)``: the first user message of a run, built from the task."""
+
+
+def _clip(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 async def _settled(value: T | Awaitable[T]) -> T:
@@ -141,6 +169,8 @@ class RunSpec:
     completion_check: CompletionCheck | None = None
     task_message: TaskMessage | None = None
     on_end: tuple[Callable[[str], Awaitable[None]], ...] = ()
+    on_restart: tuple[Callable[[str], Awaitable[None]], ...] = ()
+    """Awaited with the run id when a run starts another attempt (to drop per-run tool state)."""
 
 
 @dataclass
@@ -159,6 +189,8 @@ class Run:
     _rejections: int = 0
     _failures_sent_back: int = 0
     _explore: bool = False
+    attempt: int = 1
+    _snapshot: WorkspaceSnapshot | None = None
     _notices: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
 
     @property
@@ -191,8 +223,9 @@ class Run:
         spec = self.spec
         self.state = RunState.RUNNING
         spec.context.notify = lambda kind, payload: self._notices.append((kind, payload))
-        first = await _settled(spec.task_message(self.task, spec.context)) if spec.task_message else self.task
-        self.messages = [Message.system(spec.system_prompt), Message.user(first)]
+        if spec.limits.attempts > 1:
+            self._snapshot = await asyncio.to_thread(WorkspaceSnapshot.take, spec.context.workspace)
+        await self._start_conversation()
         yield RunStarted(
             run_id=self.run_id,
             task=self.task,
@@ -205,6 +238,13 @@ class Run:
         try:
             async for event in self._steps():
                 yield event
+            while self._can_restart():
+                yield RunRestarted(
+                    run_id=self.run_id, step=self.step, attempt=self.attempt + 1, reason=self.reason, output=self.output
+                )
+                await self._start_over()
+                async for event in self._steps():
+                    yield event
         except TimeoutError:
             self._end(RunState.ERROR, "timeout", f"The run hit its time limit of {spec.limits.timeout:g} s.")
         except ModelError as exc:
@@ -227,8 +267,44 @@ class Run:
             usage=self.usage,
         )
 
+    async def _start_conversation(self, note: str = "") -> None:
+        spec = self.spec
+        first = await _settled(spec.task_message(self.task, spec.context)) if spec.task_message else self.task
+        self.messages = [Message.system(spec.system_prompt), Message.user(first + note)]
+
+    def _can_restart(self) -> bool:
+        return (
+            self.state is RunState.ERROR
+            and self.reason in RESTARTABLE
+            and self.attempt < self.spec.limits.attempts
+            and self.spec.limits.max_steps - self.step >= MIN_ATTEMPT_STEPS
+            and self._snapshot is not None
+        )
+
+    async def _start_over(self) -> None:
+        """Undo the failed attempt's changes to the workspace and start the conversation again."""
+        assert self._snapshot is not None
+        spec, why = self.spec, self.output
+        logger.info(
+            "attempt %d failed (%s); starting over",
+            self.attempt,
+            self.reason,
+            extra={**self._log_extra(), "reason": self.reason},
+        )
+        await asyncio.to_thread(self._snapshot.restore)
+        for hook in spec.on_restart:
+            await hook(self.run_id)
+        spec.context.state.clear()
+        self.attempt += 1
+        self.state, self.reason, self.output = RunState.RUNNING, "", ""
+        self._rejections = self._failures_sent_back = 0
+        await self._start_conversation(RESTART_NOTE.format(why=_clip(why, RESTART_REASON_CHARS)))
+
     async def _release(self) -> None:
         """Run the end-of-run hooks once, however the run ended (even if abandoned)."""
+        if self._snapshot is not None:
+            await asyncio.to_thread(self._snapshot.discard)
+            self._snapshot = None
         hooks, self.spec = self.spec.on_end, replace(self.spec, on_end=())
         for hook in hooks:
             try:
@@ -243,7 +319,7 @@ class Run:
         spec = self.spec
         repeats = RepeatGuard(spec.limits.max_repeats)
         failures = FailureGuard()
-        for step in range(1, spec.limits.max_steps + 1):
+        for step in range(self.step + 1, spec.limits.max_steps + 1):
             self.step = spec.context.step = step
             request, tools = await self._request()
             response: ModelResponse | None = None

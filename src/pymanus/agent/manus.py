@@ -265,6 +265,7 @@ def build_manus_agent(settings: Settings, *, model: Model | None = None, asker: 
         task_message=task_message,
         max_steps=settings.agent.max_steps,
         timeout=settings.agent.timeout,
+        attempts=settings.agent.attempts,
         workspace=workspace,
         stream=True,
         completion_check=completion_check,
@@ -274,5 +275,6 @@ def build_manus_agent(settings: Settings, *, model: Model | None = None, asker: 
         EXAMPLE_RUN if compact else ""
     )
     agent.on_run_end(python.close_session)
+    agent.on_run_restart(python.close_session)
     agent.on_close(python.aclose)
     return agent

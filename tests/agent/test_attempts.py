@@ -1,0 +1,236 @@
+"""Runs that start over: a failed attempt is undone and the task begins again."""
+
+from __future__ import annotations
+
+import os
+import socket
+import tempfile
+from pathlib import Path
+
+import pytest
+
+from helpers.agent_cases import add, assert_protocol
+from pymanus import Agent, RunRestarted, RunResult, RunState, ToolContext, tool
+from pymanus.agent import snapshot
+from pymanus.agent.loop import MIN_ATTEMPT_STEPS
+from pymanus.agent.snapshot import WorkspaceSnapshot
+from pymanus.models import ScriptedModel, call
+
+
+@tool
+def save(path: str, text: str, ctx: ToolContext) -> str:
+    """Write a file in the workspace.
+
+    Args:
+        path: where, relative to the workspace
+        text: what to write
+    """
+    target = ctx.workspace / path
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(text)
+    ctx.state["saved"] = ctx.state.get("saved", 0) + 1
+    return f"saved {path}"
+
+
+@tool
+def delete(path: str, ctx: ToolContext) -> str:
+    """Delete a file of the workspace.
+
+    Args:
+        path: which, relative to the workspace
+    """
+    (ctx.workspace / path).unlink()
+    return f"deleted {path}"
+
+
+@tool
+def count_saves(ctx: ToolContext) -> int:
+    """How many files this attempt has saved."""
+    return int(ctx.state.get("saved", 0))
+
+
+def give_up(message: str = "I could not do it.") -> object:
+    return call("terminate", status="failure", message=message)
+
+
+def finish(message: str = "Done.") -> object:
+    return call("terminate", status="success", message=message)
+
+
+@pytest.fixture
+def workspace(tmp_path: Path) -> Path:
+    root = tmp_path / "workspace"
+    (root / "src").mkdir(parents=True)
+    (root / "src" / "app.py").write_text("print('original')\n")
+    (root / "data.csv").write_text("a,b\n1,2\n")
+    return root
+
+
+@pytest.fixture
+def private_tmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A temporary folder of the test's own, where snapshots are made."""
+    folder = tmp_path / "tmp"
+    folder.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(folder))
+    return folder
+
+
+async def drive(agent: Agent, task: str) -> tuple[list[object], RunResult]:
+    """Run ``task``: every event, and the result."""
+    run = agent.start(task)
+    events = [event async for event in run.events()]
+    return events, run.result()
+
+
+async def test_a_failed_attempt_is_undone_and_the_task_starts_again(workspace: Path, private_tmp: Path) -> None:
+    model = ScriptedModel(
+        [
+            call("save", path="src/app.py", text="broken"),
+            call("save", path="new/extra.txt", text="left over"),
+            call("delete", path="data.csv"),
+            give_up("The table in report.md is not valid."),
+            call("count_saves"),
+            finish(),
+        ]
+    )
+    agent = Agent(model, tools=[save, delete, count_saves], workspace=workspace, attempts=2, max_steps=10)
+    events, result = await drive(agent, "Fix the app.")
+    restarts = [e for e in events if isinstance(e, RunRestarted)]
+    assert [(e.attempt, e.reason, e.output, e.step) for e in restarts] == [
+        (2, "terminate", "The table in report.md is not valid.", 4)
+    ]
+    # Every change of the failed attempt is gone: the edit, the new folder, the deletion.
+    assert (workspace / "src" / "app.py").read_text() == "print('original')\n"
+    assert (workspace / "data.csv").read_text() == "a,b\n1,2\n"
+    assert not (workspace / "new").exists()
+    assert (result.state, result.output, result.steps) == (RunState.FINISHED, "Done.", 6)
+    # The second attempt's conversation is the task again with how the first one ended, and
+    # the per-run tool state started empty.
+    first_user = result.messages[1].text
+    assert first_user.startswith("Fix the app.")
+    assert "earlier attempt" in first_user and "The table in report.md is not valid." in first_user
+    assert [m.text for m in result.messages if m.role == "tool"] == ["0", "Done."]
+    assert_protocol(result.messages)
+    assert model.requests[4][1].text == first_user
+    assert list(private_tmp.iterdir()) == []  # the copy is deleted when the run ends
+
+
+async def test_without_attempts_a_failure_ends_the_run(workspace: Path) -> None:
+    model = ScriptedModel([call("save", path="data.csv", text="changed"), give_up()])
+    events, result = await drive(Agent(model, tools=[save], workspace=workspace), "task")
+    assert not any(isinstance(e, RunRestarted) for e in events)
+    assert (result.state, result.reason, result.steps) == (RunState.ERROR, "terminate", 2)
+    assert (workspace / "data.csv").read_text() == "changed"  # nothing is undone
+
+
+async def test_the_last_attempt_ends_the_run_as_it_failed(workspace: Path) -> None:
+    model = ScriptedModel([give_up("first"), give_up("second"), give_up("third")])
+    events, result = await drive(Agent(model, workspace=workspace, attempts=2, max_steps=10), "task")
+    assert [e.attempt for e in events if isinstance(e, RunRestarted)] == [2]
+    assert (result.state, result.reason, result.output, result.steps) == (RunState.ERROR, "terminate", "second", 2)
+    assert len(model.requests) == 2
+
+
+async def test_a_stuck_attempt_starts_over(workspace: Path) -> None:
+    stuck = call("add", a="x", b=1)  # fails the same way every time
+    model = ScriptedModel([stuck, stuck, stuck, call("add", a=1, b=2), finish("3")])
+    agent = Agent(model, tools=[add], workspace=workspace, attempts=2, max_repeats=3, resample_repeats=0)
+    events, result = await drive(agent, "task")
+    (restart,) = [e for e in events if isinstance(e, RunRestarted)]
+    assert (restart.attempt, restart.reason, restart.step) == (2, "stuck", 3)
+    assert "repeated the same `add` call 3 times" in result.messages[1].text
+    assert (result.state, result.output, result.steps) == (RunState.FINISHED, "3", 5)
+    assert_protocol(result.messages)
+
+
+@pytest.mark.parametrize("max_steps", [MIN_ATTEMPT_STEPS, MIN_ATTEMPT_STEPS + 1])
+async def test_an_attempt_starts_only_with_enough_steps_left(workspace: Path, max_steps: int) -> None:
+    model = ScriptedModel([call("add", a=1, b=1), give_up(), finish()])
+    events, result = await drive(Agent(model, tools=[add], workspace=workspace, attempts=2, max_steps=max_steps), "t")
+    restarted = any(isinstance(e, RunRestarted) for e in events)
+    assert restarted is (max_steps - 2 >= MIN_ATTEMPT_STEPS)
+    assert result.state is (RunState.FINISHED if restarted else RunState.ERROR)
+
+
+async def test_running_out_of_steps_or_succeeding_is_final(workspace: Path) -> None:
+    model = ScriptedModel([call("add", a=1, b=1), call("add", a=2, b=1), finish()])
+    events, result = await drive(Agent(model, tools=[add], workspace=workspace, attempts=3, max_steps=2), "t")
+    assert (result.reason, any(isinstance(e, RunRestarted) for e in events)) == ("max_steps", False)
+    events, result = await drive(Agent(ScriptedModel([finish()]), workspace=workspace, attempts=3), "t")
+    assert (result.state, any(isinstance(e, RunRestarted) for e in events)) == (RunState.FINISHED, False)
+
+
+async def test_restart_hooks_drop_per_run_state(workspace: Path) -> None:
+    dropped: list[str] = []
+
+    async def drop(run_id: str) -> None:
+        dropped.append(run_id)
+
+    agent = Agent(ScriptedModel([give_up(), finish()]), workspace=workspace, attempts=2)
+    agent.on_run_restart(drop)
+    _, result = await drive(agent, "task")
+    assert dropped == [result.run_id]
+
+
+async def test_a_workspace_too_large_to_copy_does_not_start_over(
+    workspace: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    monkeypatch.setattr(snapshot, "MAX_FILES", 2)  # the workspace holds 3 entries
+    model = ScriptedModel([give_up(), finish()])
+    with caplog.at_level("INFO", logger="pymanus.agent"):
+        events, result = await drive(Agent(model, workspace=workspace, attempts=2), "task")
+    assert not any(isinstance(e, RunRestarted) for e in events)
+    assert result.state is RunState.ERROR
+    assert "too large to copy" in caplog.text
+
+
+def test_attempts_must_be_positive() -> None:
+    with pytest.raises(ValueError, match="attempts must be at least 1"):
+        Agent(ScriptedModel([]), attempts=0)
+
+
+def test_a_snapshot_restores_files_folders_and_links_without_following_links(tmp_path: Path) -> None:
+    outside = tmp_path / "outside.txt"
+    outside.write_text("secret")
+    root = tmp_path / "workspace"
+    (root / "docs").mkdir(parents=True)
+    (root / "docs" / "a.md").write_text("A")
+    (root / "link").symlink_to(outside)
+    taken = WorkspaceSnapshot.take(root)
+    assert taken is not None
+    assert (taken.copy / "link").is_symlink()  # copied as a link, the target not read
+    (root / "docs" / "a.md").write_text("changed")
+    (root / "docs" / "b.md").write_text("new")
+    (root / "link").unlink()
+    (root / "link").mkdir()
+    (root / "made").mkdir()
+    taken.restore()
+    assert sorted(p.relative_to(root).as_posix() for p in root.rglob("*")) == ["docs", "docs/a.md", "link"]
+    assert (root / "docs" / "a.md").read_text() == "A"
+    assert os.readlink(root / "link") == str(outside)
+    assert outside.read_text() == "secret"
+    taken.discard()
+    assert not taken.copy.exists()
+
+
+def test_a_snapshot_of_a_missing_workspace_restores_an_empty_one(tmp_path: Path) -> None:
+    root = tmp_path / "workspace"
+    taken = WorkspaceSnapshot.take(root)
+    assert taken is not None
+    root.mkdir()
+    (root / "x.txt").write_text("x")
+    taken.restore()
+    assert list(root.iterdir()) == []
+    taken.discard()
+
+
+def test_a_workspace_that_cannot_be_copied_is_not(
+    tmp_path: Path, private_tmp: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    root = tmp_path / "w"
+    root.mkdir()
+    with socket.socket(socket.AF_UNIX) as server:  # a special file: copying it fails
+        server.bind(str(root / "s"))
+        assert WorkspaceSnapshot.take(root) is None
+    assert "could not copy workspace" in caplog.text
+    assert list(private_tmp.iterdir()) == []
