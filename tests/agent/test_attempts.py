@@ -234,3 +234,33 @@ def test_a_workspace_that_cannot_be_copied_is_not(
         assert WorkspaceSnapshot.take(root) is None
     assert "could not copy workspace" in caplog.text
     assert list(private_tmp.iterdir()) == []
+
+
+def never_satisfied(task: str, answer: str, context: ToolContext) -> str:
+    return f"report.md is still missing (answer was {answer!r})"
+
+
+async def test_an_answer_the_check_still_doubts_starts_another_attempt(workspace: Path) -> None:
+    answers = [finish("one"), finish("two"), finish("three"), finish("four"), finish("five"), finish("six")]
+    model = ScriptedModel(answers)
+    agent = Agent(model, workspace=workspace, attempts=2, max_steps=10, completion_check=never_satisfied)
+    events, result = await drive(agent, "Write report.md.")
+    (restart,) = [e for e in events if isinstance(e, RunRestarted)]
+    # Sent back twice, then doubted a third time: the attempt ends unfinished and the next begins.
+    assert (restart.attempt, restart.reason, restart.step) == (2, "unfinished", 3)
+    assert restart.output == "three\nStill unfinished: report.md is still missing (answer was 'three')"
+    assert "Still unfinished: report.md is still missing" in result.messages[1].text
+    # The last attempt's answer is accepted once its rejections run out, as without attempts.
+    assert (result.state, result.reason, result.output, result.steps) == (RunState.FINISHED, "terminate", "six", 6)
+
+
+async def test_an_answer_the_check_accepts_in_the_end_is_final(workspace: Path) -> None:
+    verdicts = iter(["not yet", "not yet", None])
+
+    def check(task: str, answer: str, context: ToolContext) -> str | None:
+        return next(verdicts)
+
+    model = ScriptedModel([finish("one"), finish("two"), finish("three")])
+    events, result = await drive(Agent(model, workspace=workspace, attempts=2, completion_check=check), "t")
+    assert not any(isinstance(e, RunRestarted) for e in events)
+    assert (result.state, result.output) == (RunState.FINISHED, "three")

@@ -45,8 +45,9 @@ class Agent:
             again (higher temperature, a note that they would give the same result, those
             calls' tools not callable) before those calls run again.
         attempts: how many times a run may start over when an attempt fails early: stuck, a
-            tool failing again and again, or ``terminate`` with status "failure", with at least
-            three steps left. The workspace is put back as the run found it (runs whose
+            tool failing again and again, ``terminate`` with status "failure", or an answer the
+            ``completion_check`` still finds unfinished after sending it back twice, with at
+            least three steps left. The workspace is put back as the run found it (runs whose
             workspace is over 64 MB or 5,000 files do not start over), the conversation starts
             again from the task with a note of how the failed attempt ended, and a
             ``RunRestarted`` event says so. Steps and time are shared by all attempts.

@@ -77,10 +77,12 @@ RESTART_NOTE = (
     "It ended with: {why}\nDo the task again from the beginning, and do not repeat what went wrong."
 )
 
-RESTARTABLE = frozenset({"stuck", "tool_failures", "terminate"})
+RESTARTABLE = frozenset({"stuck", "tool_failures", "terminate", "unfinished"})
 """End reasons (of a run in error) after which another attempt may start over: the agent was
-stuck, a tool kept failing, or it called ``terminate`` with status "failure". A run out of
-steps or time has nothing left to try with."""
+stuck, a tool kept failing, it called ``terminate`` with status "failure", or the completion
+check still found its answer unfinished after sending it back ``max_rejections`` times (an
+attempt that may be followed by another ends ``unfinished`` then; the last one's answer is
+accepted). A run out of steps or time has nothing left to try with."""
 
 RESTART_REASON_CHARS = 600
 
@@ -103,7 +105,8 @@ class RunLimits:
     max_repeats: int = 3
     """Identical calls that end the run as stuck; the first repeat only earns a hint."""
     max_rejections: int = 2
-    """Final answers the completion check may send back before one is accepted anyway."""
+    """Final answers the completion check may send back before one is accepted anyway (or, when
+    the check still finds a problem and another attempt may start, the attempt ends ``unfinished``)."""
     failure_rejections: int = 1
     """Of those, ``terminate`` calls with status "failure" the check may send back while it still
     finds something to fix: small models give up on a problem a tool just described (a table
@@ -190,6 +193,8 @@ class Run:
     _failures_sent_back: int = 0
     _explore: bool = False
     attempt: int = 1
+    _unresolved: str | None = None
+    """What the completion check still found in an answer accepted once its rejections ran out."""
     _snapshot: WorkspaceSnapshot | None = None
     _notices: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
 
@@ -272,14 +277,23 @@ class Run:
         first = await _settled(spec.task_message(self.task, spec.context)) if spec.task_message else self.task
         self.messages = [Message.system(spec.system_prompt), Message.user(first + note)]
 
-    def _can_restart(self) -> bool:
+    def _another_attempt_possible(self) -> bool:
+        limits = self.spec.limits
         return (
-            self.state is RunState.ERROR
-            and self.reason in RESTARTABLE
-            and self.attempt < self.spec.limits.attempts
-            and self.spec.limits.max_steps - self.step >= MIN_ATTEMPT_STEPS
+            self.attempt < limits.attempts
+            and limits.max_steps - self.step >= MIN_ATTEMPT_STEPS
             and self._snapshot is not None
         )
+
+    def _can_restart(self) -> bool:
+        return self.state is RunState.ERROR and self.reason in RESTARTABLE and self._another_attempt_possible()
+
+    def _finish(self, reason: str, answer: str) -> None:
+        """End the run with ``answer``, unless the completion check still doubts it and another attempt may start."""
+        if self._unresolved is None:
+            self._end(RunState.FINISHED, reason, answer)
+        else:
+            self._end(RunState.ERROR, "unfinished", f"{answer}\nStill unfinished: {self._unresolved}")
 
     async def _start_over(self) -> None:
         """Undo the failed attempt's changes to the workspace and start the conversation again."""
@@ -298,6 +312,7 @@ class Run:
         self.attempt += 1
         self.state, self.reason, self.output = RunState.RUNNING, "", ""
         self._rejections = self._failures_sent_back = 0
+        self._unresolved = None
         await self._start_conversation(RESTART_NOTE.format(why=_clip(why, RESTART_REASON_CHARS)))
 
     async def _release(self) -> None:
@@ -350,7 +365,7 @@ class Run:
             if not message.tool_calls:
                 problem = await self._unfinished(message.text) if spec.finish_on_text else NO_TOOL_CALL_NUDGE
                 if problem is None:
-                    self._end(RunState.FINISHED, "final_answer", message.text)
+                    self._finish("final_answer", message.text)
                     return
                 self.messages.append(Message.user(problem))
                 yield StepFinished(run_id=self.run_id, step=step, usage=self.usage)
@@ -390,9 +405,10 @@ class Run:
                         wrap_up = stuck
                     else:
                         self._end(RunState.ERROR, "stuck", stuck)
+                elif ending == "success" and self.state is RunState.RUNNING:
+                    self._finish("terminate", outcome.result.text)
                 elif ending is not None and self.state is RunState.RUNNING:
-                    state = RunState.FINISHED if ending == "success" else RunState.ERROR
-                    self._end(state, "terminate", outcome.result.text)
+                    self._end(RunState.ERROR, "terminate", outcome.result.text)
             yield StepFinished(run_id=self.run_id, step=step, usage=self.usage)
             if wrap_up is not None and self.state is RunState.RUNNING:
                 async for last in self._wrap_up(wrap_up):
@@ -443,7 +459,7 @@ class Run:
                 if outcome.call.name == "terminate":
                     answer, ending = outcome.result.text, outcome.result.end_run
         if ending == "success" and await self._unfinished(answer) is None:
-            self._end(RunState.FINISHED, "terminate" if message.tool_calls else "final_answer", answer)
+            self._finish("terminate" if message.tool_calls else "final_answer", answer)
         else:
             self._end(RunState.ERROR, "stuck", stuck)
         yield StepFinished(run_id=self.run_id, step=self.step, usage=self.usage)
@@ -455,7 +471,12 @@ class Run:
         steps remain to act on the problem).
         """
         check, limits = self.spec.completion_check, self.spec.limits
-        if check is None or self._rejections >= limits.max_rejections:
+        if check is None:
+            return None
+        if self._rejections >= limits.max_rejections:
+            self._unresolved = None
+            if not gave_up and self._another_attempt_possible():  # start over rather than accept it
+                self._unresolved = await _settled(check(self.task, answer, self.spec.context))
             return None
         if gave_up and (self._failures_sent_back >= limits.failure_rejections or self.step >= limits.max_steps):
             return None
