@@ -430,6 +430,32 @@ async def test_run_task_fails_wrong_work_and_keeps_the_workspace_when_asked() ->
     shutil.rmtree(outcome.workspace)
 
 
+async def test_run_task_keeps_the_conversations_of_failed_attempts() -> None:
+    model = ScriptedModel(
+        [
+            call("write_file", path="report.md", content="half"),
+            call("terminate", status="failure", message="I gave up."),
+            call("write_file", path="report.md", content=correct_report()),
+            call("terminate", status="success", message="Done."),
+        ]
+    )
+
+    def build(workspace: Path) -> Agent:
+        return Agent(model, tools=file_tools(PathJail(workspace)), workspace=workspace, attempts=2)
+
+    outcome = await run.run_task(build, select(["sales_report"])[0])
+    assert (outcome.ok, outcome.attempts, outcome.steps) == (True, 2, 4)
+    assert "(2 attempts)" in run.format_row(outcome)
+    (earlier,) = outcome.earlier
+    assert earlier[-1] == {
+        "role": "tool",
+        "content": "I gave up.",
+        "tool_call_id": earlier[-2]["tool_calls"][0]["id"],
+        "name": "terminate",
+    }
+    assert "I gave up." in outcome.messages[1]["content"]
+
+
 async def test_answer_only_task_is_checked_on_the_final_output() -> None:
     model = FunctionModel(lambda messages, tools: "There are 7 such items.")
     outcome = await run.run_task(file_agent(model), select(["low_stock_answer"])[0])
