@@ -137,22 +137,41 @@ def _mark_python_source(node: Any) -> Any:
     return {k: _mark_python_source(v) for k, v in node.items()}
 
 
-# Strings of Python source (``PYTHON_SOURCE``: the ``python`` tool's code) get their own rule,
-# a JSON string without ``;``. Small models chain statements with ``;`` on one line, compound
-# ones included (``import csv; with open(f) as h: ...``), a SyntaxError; without ``;`` their
-# next-best token is a line break. The cost: no literal ``;`` in code (``chr(59)`` works).
-# (Allowing ``;`` and splitting the chains in the tool, :mod:`pymanus.tools.builtin.code_repair`,
-# was tried: four generations in one suite run ran past max_tokens, against one before.)
-# Nor can the code end on an opener, a comma or an operator: a small model writing
-# ``print(f'{"mean": ...}')`` forgot to escape the ``"`` and so ended the JSON string at
-# ``print(f'{``; code cannot end there, so the ``"`` must be the escaped one.
+# Strings of Python source (``PYTHON_SOURCE``: the ``python`` tool's code) get their own rule:
+# a JSON string whose content is Python as far as a context-free grammar can tell, so the
+# slips that cost a small model whole attempts cannot be sampled:
+# * brackets close in order and by kind (``print(dict(totals)}`` was a SyntaxError);
+# * a quoted string ends on its line unless triple-quoted (``f.write('def main():`` then a
+#   line break was one); backslash escapes inside strings are kept whole;
+# * no ``;`` outside strings and comments: small models chain statements with it, compound
+#   ones included (``import csv; with open(f) as h: ...``); without it their next-best token
+#   is a line break. (Allowing ``;`` and splitting the chains in the tool was tried: four
+#   generations in one suite run ran past max_tokens, against one before.)
+# So the code cannot end inside a string or a bracket either: a model that forgot to escape a
+# ``"`` in ``print(f'{"mean": ...}')`` cannot end the JSON string there. The rules read the
+# JSON text: a line break in the code is ``\n`` there, a ``"`` is ``\"``, a backslash ``\\``.
 _CODE_RULE = "pm-code"
 _CODE_PLACEHOLDER = {"const": "pm-code"}
+_Q = "'"  # a single quote, spliced in to keep the rules below readable
 _CODE_GRAMMAR = (
-    r'pm-code ::= "\"" (pm-code-char* pm-code-end)? "\""',
-    r'pm-code-char ::= [^"\\;\x00-\x1F] | pm-code-escape',
-    r'pm-code-end ::= [^"\\;\x00-\x1F{(\[,=:+*/.\-] | pm-code-escape',
-    r'pm-code-escape ::= "\\" (["\\/bfnrt] | "u" [0-9a-fA-F] [0-9a-fA-F] [0-9a-fA-F] [0-9a-fA-F])',
+    r'pm-code ::= "\"" pm-item* pm-comment? "\""',
+    r"pm-item ::= pm-plain | pm-nl | pm-sq | pm-dq | pm-tsq | pm-tdq | pm-comment pm-nl"
+    r' | "(" pm-item* ")" | "[" pm-item* "]" | "{" pm-item* "}" | "\\\\" pm-nl',
+    rf'pm-plain ::= [^"\\;#()\[\]{{}}{_Q}\x00-\x1F] | "\\t" | "\\/" | pm-uni',
+    r'pm-nl ::= "\\n" | "\\r\\n"',
+    r'pm-uni ::= "\\u" [0-9a-fA-F] [0-9a-fA-F] [0-9a-fA-F] [0-9a-fA-F]',
+    # a character of a string other than a quote, a backslash or a line break
+    rf'pm-sch ::= [^"\\{_Q}\x00-\x1F] | "\\t" | "\\/" | pm-uni',
+    # an escape inside a string: the backslash and the character it escapes
+    rf'pm-sesc ::= "\\\\" (pm-sch | "{_Q}" | "\\\"" | "\\\\")',
+    rf'pm-sq ::= "{_Q}" (pm-sch | "\\\"" | pm-sesc)* "{_Q}"',
+    rf'pm-dq ::= "\\\"" (pm-sch | "{_Q}" | pm-sesc)* "\\\""',
+    r'pm-tsany ::= pm-sch | "\\\"" | pm-sesc | pm-nl',
+    rf'pm-tsq ::= "{_Q * 3}" (pm-tsany | "{_Q}" pm-tsany | "{_Q * 2}" pm-tsany)* "{_Q * 3}"',
+    rf'pm-tdany ::= pm-sch | "{_Q}" | pm-sesc | pm-nl',
+    r'pm-tdq ::= "\\\"\\\"\\\"" (pm-tdany | "\\\"" pm-tdany | "\\\"\\\"" pm-tdany)* "\\\"\\\"\\\""',
+    # a comment runs to the end of its line
+    rf'pm-comment ::= "#" (pm-sch | "{_Q}" | "\\\"" | "\\\\")*',
 )
 
 
