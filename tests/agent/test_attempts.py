@@ -5,16 +5,19 @@ from __future__ import annotations
 import os
 import socket
 import tempfile
+from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from helpers.agent_cases import add, assert_protocol
-from pymanus import Agent, RunRestarted, RunResult, RunState, ToolContext, tool
+from pymanus import Agent, Message, RunRestarted, RunResult, RunState, ToolContext, tool
 from pymanus.agent import snapshot
-from pymanus.agent.loop import MIN_ATTEMPT_STEPS
+from pymanus.agent.loop import ATTEMPT_TEMPERATURE, MIN_ATTEMPT_STEPS
 from pymanus.agent.snapshot import WorkspaceSnapshot
 from pymanus.models import ScriptedModel, call
+from pymanus.models.base import ModelResponse, ModelSettings, ToolDefinition
 
 
 @tool
@@ -264,3 +267,26 @@ async def test_an_answer_the_check_accepts_in_the_end_is_final(workspace: Path) 
     events, result = await drive(Agent(model, workspace=workspace, attempts=2, completion_check=check), "t")
     assert not any(isinstance(e, RunRestarted) for e in events)
     assert (result.state, result.output) == (RunState.FINISHED, "three")
+
+
+class TemperatureScript(ScriptedModel):
+    """A scripted model that also records each request's temperature."""
+
+    def __init__(self, answers: list[Any]) -> None:
+        super().__init__(answers)
+        self.temperatures: list[float | None] = []
+
+    async def request(
+        self, messages: Sequence[Message], tools: Sequence[ToolDefinition], settings: ModelSettings
+    ) -> ModelResponse:
+        self.temperatures.append(settings.temperature)
+        return await super().request(messages, tools, settings)
+
+
+async def test_a_new_attempt_samples_more_freely_than_the_failed_one(workspace: Path) -> None:
+    model = TemperatureScript([call("add", a=1, b=1), give_up(), call("add", a=1, b=1), finish()])
+    agent = Agent(model, tools=[add], workspace=workspace, attempts=2, settings=ModelSettings(temperature=0.2))
+    _, result = await drive(agent, "task")
+    assert result.state is RunState.FINISHED
+    # The same model at 0.2 began the new attempt with the failed one's calls, token for token.
+    assert model.temperatures == [0.2, 0.2, ATTEMPT_TEMPERATURE, ATTEMPT_TEMPERATURE]

@@ -45,6 +45,10 @@ T = TypeVar("T")
 EXPLORE_TEMPERATURE = 0.8
 """Sampling temperature of the request after a repeated call (deterministic models loop)."""
 
+ATTEMPT_TEMPERATURE = 0.6
+"""Lowest sampling temperature of every request of a second or later attempt: at a small
+model's usual 0.2, the new attempt began with the failed one's very calls, token for token."""
+
 WRAP_UP_PROMPT = (
     "Stop repeating that call: its result is above. Call `terminate` now with your final answer to the task, "
     'taken from the results above, and status "success"; use status "failure" only if they do not answer it.'
@@ -127,7 +131,8 @@ class RunLimits:
     """Attempts a run may make. When one fails early (an end reason in :data:`RESTARTABLE`, with
     :data:`MIN_ATTEMPT_STEPS` steps left), the workspace is put back as the run found it (see
     :mod:`pymanus.agent.snapshot`) and the conversation starts again from the task, with a note of
-    how the failed attempt ended. Steps and time are shared by all attempts. A small model that
+    how the failed attempt ended; its requests are sampled at :data:`ATTEMPT_TEMPERATURE` at
+    least. Steps and time are shared by all attempts. A small model that
     went wrong early keeps building on its own mistakes (its broken code and files are in front
     of it); a fresh start with the reason is its best chance."""
     wrap_up: bool = True
@@ -539,9 +544,11 @@ class Run:
         """
         spec = self.spec
         settings = spec.settings
+        floor = ATTEMPT_TEMPERATURE if self.attempt > 1 else None
         if explore or self._explore:  # the model repeated itself: sample more freely to break the loop
             self._explore = False
-            floor = max(settings.temperature or 0.0, EXPLORE_TEMPERATURE)
+            floor = EXPLORE_TEMPERATURE
+        if floor is not None and (settings.temperature or 0.0) < floor:
             settings = settings.model_copy(update={"temperature": floor})
         if withheld:
             allowed = [tool.name for tool in tools if tool.name not in withheld]
