@@ -132,9 +132,9 @@ class RunLimits:
     :data:`MIN_ATTEMPT_STEPS` steps left), the workspace is put back as the run found it (see
     :mod:`pymanus.agent.snapshot`) and the conversation starts again from the task, with a note of
     how the failed attempt ended; its requests are sampled at :data:`ATTEMPT_TEMPERATURE` at
-    least. Steps and time are shared by all attempts. A small model that
-    went wrong early keeps building on its own mistakes (its broken code and files are in front
-    of it); a fresh start with the reason is its best chance."""
+    least. Steps and time are shared by all attempts. A small model that went wrong early keeps
+    building on its own mistakes (its broken code and files are in front of it); a fresh start
+    with the reason is its best chance."""
     wrap_up: bool = True
     """A run stuck repeating a call that *succeeds* gets one last request, offering only
     ``terminate``, for its final answer (small models compute the answer, then keep
