@@ -50,7 +50,8 @@ class Agent:
             least three steps left. The workspace is put back as the run found it (runs whose
             workspace is over 64 MB or 5,000 files do not start over), the conversation starts
             again from the task with a note of how the failed attempt ended, sampled at a
-            temperature of 0.6 at least, and a ``RunRestarted`` event says so. Steps and time are shared by all attempts.
+            temperature of 0.6 at least, and a ``RunRestarted`` event says so. Steps and time
+            are shared by all attempts.
         wrap_up: when the repeated call succeeds, ask once more, offering only ``terminate``,
             for the final answer before ending the run as stuck.
         terminate_tool: offer the ``terminate`` tool (the usual way to finish).

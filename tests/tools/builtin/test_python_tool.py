@@ -146,6 +146,12 @@ async def test_other_type_errors_get_the_plain_hint(once: Tool) -> None:
     assert "Fix the code and run it again" in result.text and "accepts" not in result.text
 
 
+async def test_values_json_cannot_write_get_a_conversion_hint(once: Tool) -> None:
+    result = await call(once, "import json, decimal\njson.dumps({'Ana': decimal.Decimal('2.50')})")
+    assert result.is_error and "json writes dicts, lists, strings, numbers" in result.text
+    assert "not Decimal" in result.text and "float(v)" in result.text
+
+
 async def test_an_api_removed_from_a_library_names_what_replaces_it(once: Tool) -> None:
     pytest.importorskip("pandas")
     code = "import pandas as pd\nrows = pd.DataFrame({'a': []})\nrows = rows.append({'a': 1}, ignore_index=True)"

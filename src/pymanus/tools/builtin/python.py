@@ -443,6 +443,12 @@ class PythonRunner:
                 "The code raised TypeError (traceback above): a call's arguments do not match its parameters. "
                 f"The parameters it accepts:\n{accepted}\n{refused}Fix the call to use only these and run it again."
             )
+        if error == "TypeError" and (unwritable := _NOT_JSON.search(outcome.stderr)):
+            return (
+                f"The code raised TypeError (traceback above): json writes dicts, lists, strings, numbers, "
+                f"True, False and None, not {unwritable.group(1)}. Convert the values before writing them: "
+                "float(v) for Decimal and numpy numbers (int(v) for whole ones), str(v) for dates and times."
+            )
         if error:
             return f"The code raised {error} (traceback above). Fix the code and run it again."
         exit_code = status.get("exit")
@@ -496,6 +502,8 @@ def _silence(stdout: str) -> str:
     )
 
 
+_NOT_JSON = re.compile(r"Object of type (\w+) is not JSON serializable")
+"""json.dump refused a value (a Decimal, a numpy number, a date): small models write money as Decimal."""
 _SHELL_LINE = re.compile(r"line \d+\n\s+(?:python3?|pip3?|pytest|ls|cat|cd|echo) ")
 """The line a SyntaxError shows is a shell command (small models "run" scripts that way)."""
 
