@@ -89,6 +89,7 @@ attempt that may be followed by another ends ``unfinished`` then; the last one's
 accepted). A run out of steps or time has nothing left to try with."""
 
 RESTART_REASON_CHARS = 600
+"""Characters of the failed attempt's ending quoted in :data:`RESTART_NOTE`."""
 
 MIN_ATTEMPT_STEPS = 3
 """Steps that must remain for another attempt to be worth starting."""
@@ -317,7 +318,7 @@ class Run:
         self.attempt += 1
         self.state, self.reason, self.output = RunState.RUNNING, "", ""
         self._rejections = self._failures_sent_back = 0
-        self._unresolved = None
+        self._unresolved, self._explore = None, False
         await self._start_conversation(RESTART_NOTE.format(why=_clip(why, RESTART_REASON_CHARS)))
 
     async def _release(self) -> None:
