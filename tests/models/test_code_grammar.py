@@ -68,7 +68,7 @@ VALID = [
     "    return re.sub(r'[^a-z0-9]+', '-', title.lower()).strip('-')",
     "totals = {r: round(t, 2) for r, t in sums.items()}  # per region (rounded\nprint(f'{totals[\"x\"]:.2f}')",
     "text = '''first line\nit's the second\n'''\nprint(text)",
-    "data = [\n    1,\n    2,\n]\nx = 1 + \\\n    2",
+    "data = [\n    1,\n    2,\n]\nx = (1 +\n     2)",
     'print("a;b", \'c"d\', "it\'s", "tab\\there", "back\\\\slash")',
     "python -m unittest test_stats",
     "# only a comment",
@@ -83,6 +83,7 @@ INVALID = [
     ("rows = [1, 2", "an unclosed bracket"),
     ("x = 1)", "a closing bracket with nothing open"),
     ('print("hi")\r', "a bare carriage return"),
+    ("for name in names:\\\n    print(name)", "a backslash continuing a line (meant as a line break)"),
 ]
 
 

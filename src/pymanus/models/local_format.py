@@ -143,6 +143,8 @@ def _mark_python_source(node: Any) -> Any:
 # * brackets close in order and by kind (``print(dict(totals)}`` was a SyntaxError);
 # * a quoted string ends on its line unless triple-quoted (``f.write('def main():`` then a
 #   line break was one); backslash escapes inside strings are kept whole;
+# * no backslash outside strings: a line continuation is never needed (brackets continue a
+#   line), and the 1.5B wrote ``for name in names:\`` and a line break, meaning a plain line break;
 # * no ``;`` outside strings and comments: small models chain statements with it, compound
 #   ones included (``import csv; with open(f) as h: ...``); without it their next-best token
 #   is a line break. (Allowing ``;`` and splitting the chains in the tool was tried: four
@@ -156,7 +158,7 @@ _Q = "'"  # a single quote, spliced in to keep the rules below readable
 _CODE_GRAMMAR = (
     r'pm-code ::= "\"" pm-item* pm-comment? "\""',
     r"pm-item ::= pm-plain | pm-nl | pm-sq | pm-dq | pm-tsq | pm-tdq | pm-comment pm-nl"
-    r' | "(" pm-item* ")" | "[" pm-item* "]" | "{" pm-item* "}" | "\\\\" pm-nl',
+    r' | "(" pm-item* ")" | "[" pm-item* "]" | "{" pm-item* "}"',
     rf'pm-plain ::= [^"\\;#()\[\]{{}}{_Q}\x00-\x1F] | "\\t" | "\\/" | pm-uni',
     r'pm-nl ::= "\\n" | "\\r\\n"',
     r'pm-uni ::= "\\u" [0-9a-fA-F] [0-9a-fA-F] [0-9a-fA-F] [0-9a-fA-F]',
