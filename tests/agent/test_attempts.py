@@ -290,3 +290,17 @@ async def test_a_new_attempt_samples_more_freely_than_the_failed_one(workspace: 
     assert result.state is RunState.FINISHED
     # The same model at 0.2 began the new attempt with the failed one's calls, token for token.
     assert model.temperatures == [0.2, 0.2, ATTEMPT_TEMPERATURE, ATTEMPT_TEMPERATURE]
+
+
+async def test_a_workspace_that_cannot_be_put_back_ends_the_run_as_it_failed(
+    workspace: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    def disk_error(self: WorkspaceSnapshot) -> None:  # a full or failing disk cannot be made here
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(WorkspaceSnapshot, "restore", disk_error)
+    model = ScriptedModel([give_up("first"), finish()])
+    events, result = await drive(Agent(model, workspace=workspace, attempts=2), "task")
+    assert not any(isinstance(e, RunRestarted) for e in events)
+    assert (result.state, result.reason, result.output) == (RunState.ERROR, "terminate", "first")
+    assert "could not put the workspace back" in caplog.text

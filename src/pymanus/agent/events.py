@@ -101,7 +101,7 @@ class PlanUpdated(_Event):
 
 
 class RunRestarted(_Event):
-    """An attempt failed and ``attempt`` begins: next, the workspace is put back as the run found it."""
+    """An attempt failed, the workspace is put back as the run found it, and ``attempt`` begins."""
 
     type: Literal["run_restarted"] = "run_restarted"
     attempt: int

@@ -249,7 +249,7 @@ class Run:
         try:
             async for event in self._steps():
                 yield event
-            while self._can_restart():
+            while self._can_restart() and await self._undo_attempt():
                 yield RunRestarted(
                     run_id=self.run_id, step=self.step, attempt=self.attempt + 1, reason=self.reason, output=self.output
                 )
@@ -301,17 +301,25 @@ class Run:
         else:
             self._end(RunState.ERROR, "unfinished", f"{answer}\nStill unfinished: {self._unresolved}")
 
-    async def _start_over(self) -> None:
-        """Undo the failed attempt's changes to the workspace and start the conversation again."""
+    async def _undo_attempt(self) -> bool:
+        """Put the workspace back as the run found it; False (and the run ends as it is) if that fails."""
         assert self._snapshot is not None
-        spec, why = self.spec, self.output
         logger.info(
             "attempt %d failed (%s); starting over",
             self.attempt,
             self.reason,
             extra={**self._log_extra(), "reason": self.reason},
         )
-        await asyncio.to_thread(self._snapshot.restore)
+        try:
+            await asyncio.to_thread(self._snapshot.restore)
+        except OSError as exc:
+            logger.warning("could not put the workspace back (%s); the run ends with its failed attempt", exc)
+            return False
+        return True
+
+    async def _start_over(self) -> None:
+        """Start the conversation again (the workspace is already put back) with how the last attempt ended."""
+        spec, why = self.spec, self.output
         for hook in spec.on_restart:
             await hook(self.run_id)
         spec.context.state.clear()
