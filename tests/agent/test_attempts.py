@@ -14,7 +14,7 @@ import pytest
 from helpers.agent_cases import add, assert_protocol
 from pymanus import Agent, Message, RunRestarted, RunResult, RunState, ToolContext, tool
 from pymanus.agent import snapshot
-from pymanus.agent.loop import ATTEMPT_TEMPERATURE, MIN_ATTEMPT_STEPS
+from pymanus.agent.attempts import ATTEMPT_TEMPERATURE, MIN_ATTEMPT_STEPS
 from pymanus.agent.snapshot import WorkspaceSnapshot
 from pymanus.models import ScriptedModel, call
 from pymanus.models.base import ModelResponse, ModelSettings, ToolDefinition

@@ -16,6 +16,7 @@ from collections.abc import AsyncGenerator, Awaitable, Callable, Collection
 from dataclasses import dataclass, field, replace
 from typing import Any, TypeVar
 
+from pymanus.agent.attempts import ATTEMPT_TEMPERATURE, MIN_ATTEMPT_STEPS, RESTARTABLE, restart_note
 from pymanus.agent.events import (
     AnyEvent,
     ModelRequest,
@@ -45,10 +46,6 @@ T = TypeVar("T")
 EXPLORE_TEMPERATURE = 0.8
 """Sampling temperature of the request after a repeated call (deterministic models loop)."""
 
-ATTEMPT_TEMPERATURE = 0.6
-"""Lowest sampling temperature of every request of a second or later attempt: at a small
-model's usual 0.2, the new attempt began with the failed one's very calls, token for token."""
-
 WRAP_UP_PROMPT = (
     "Stop repeating that call: its result is above. Call `terminate` now with your final answer to the task, "
     'taken from the results above, and status "success"; use status "failure" only if they do not answer it.'
@@ -75,24 +72,6 @@ GAVE_UP_NOTE = (
     "Not accepted yet: steps remain, so fix what is left first. {problem} "
     'Use status "failure" again only if it truly cannot be done.'
 )
-
-RESTART_NOTE = (
-    "\n\nNote: an earlier attempt at this task failed and was undone; every file is as it was at the start. "
-    "It ended with: {why}\nDo the task again from the beginning, and do not repeat what went wrong."
-)
-
-RESTARTABLE = frozenset({"stuck", "tool_failures", "terminate", "unfinished"})
-"""End reasons (of a run in error) after which another attempt may start over: the agent was
-stuck, a tool kept failing, it called ``terminate`` with status "failure", or the completion
-check still found its answer unfinished after sending it back ``max_rejections`` times (an
-attempt that may be followed by another ends ``unfinished`` then; the last one's answer is
-accepted). A run out of steps or time has nothing left to try with."""
-
-RESTART_REASON_CHARS = 600
-"""Characters of the failed attempt's ending quoted in :data:`RESTART_NOTE`."""
-
-MIN_ATTEMPT_STEPS = 3
-"""Steps that must remain for another attempt to be worth starting."""
 
 NO_TOOL_CALL_NUDGE = (
     "You replied without calling a tool. Continue the task with a tool call, "
@@ -129,10 +108,10 @@ class RunLimits:
     long call costs half a minute on 2 cores. They stay in the prompt (the grammar leaves them
     out), so the prompt cache holds."""
     attempts: int = 1
-    """Attempts a run may make. When one fails early (an end reason in :data:`RESTARTABLE`, with
-    :data:`MIN_ATTEMPT_STEPS` steps left), the workspace is put back as the run found it (see
+    """Attempts a run may make. When one fails early (an end reason in :data:`~pymanus.agent.attempts.RESTARTABLE`, with
+    :data:`~pymanus.agent.attempts.MIN_ATTEMPT_STEPS` steps left), the workspace is put back as the run found it (see
     :mod:`pymanus.agent.snapshot`) and the conversation starts again from the task, with a note of
-    how the failed attempt ended; its requests are sampled at :data:`ATTEMPT_TEMPERATURE` at
+    how the failed attempt ended; its requests are sampled at :data:`~pymanus.agent.attempts.ATTEMPT_TEMPERATURE` at
     least. Steps and time are shared by all attempts. A small model that went wrong early keeps
     building on its own mistakes (its broken code and files are in front of it); a fresh start
     with the reason is its best chance."""
@@ -151,10 +130,6 @@ NextStepPrompt = Callable[[str, ToolContext], "str | Awaitable[str | None] | Non
 
 TaskMessage = Callable[[str, ToolContext], "str | Awaitable[str]"]
 """``message(task, context)``: the first user message of a run, built from the task."""
-
-
-def _clip(text: str, limit: int) -> str:
-    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 async def _settled(value: T | Awaitable[T]) -> T:
@@ -327,7 +302,7 @@ class Run:
         self.state, self.reason, self.output = RunState.RUNNING, "", ""
         self._rejections = self._failures_sent_back = 0
         self._unresolved, self._explore = None, False
-        await self._start_conversation(RESTART_NOTE.format(why=_clip(why, RESTART_REASON_CHARS)))
+        await self._start_conversation(restart_note(why))
 
     async def _release(self) -> None:
         """Run the end-of-run hooks once, however the run ended (even if abandoned)."""
