@@ -124,6 +124,16 @@ def test_completion_check_rejects_empty_templated_and_placeholder_results(
         assert problem is not None and expected in problem
 
 
+def test_an_empty_package_init_is_a_complete_file(tmp_path: Path) -> None:
+    (tmp_path / "weather").mkdir()
+    (tmp_path / "weather" / "__init__.py").write_text("")
+    (tmp_path / "weather" / "cli.py").write_text("")
+    task = "Create a package weather with __init__.py and cli.py."
+    problem = missing_outputs(task, "Done.", ToolContext(run_id="r", workspace=tmp_path))
+    assert problem is not None
+    assert "cli.py is empty" in problem and "__init__.py" not in problem
+
+
 @needs_bwrap
 async def test_escapes_are_observations_and_the_run_goes_on(tmp_path: Path) -> None:
     workspace = tmp_path / "ws"

@@ -141,7 +141,7 @@ def missing_outputs(
         path = locate(workspace, name, snapshot)
         if path is None:
             problems.append(f"the task names {name}, but the workspace has no such file")
-        elif path.is_file() and path.stat().st_size == 0:
+        elif path.is_file() and path.stat().st_size == 0 and path.name not in MAY_BE_EMPTY:
             problems.append(f"{name} is empty")
         elif path.is_file() and path.suffix in _TEXT_SUFFIXES and _PLACEHOLDER.search(read_head(path)):
             problems.append(f"{name} still contains a placeholder such as {{{{...}}}} instead of real values")
@@ -166,6 +166,8 @@ def missing_outputs(
     return "; ".join(problems) + ". Fix this (compute values with python), then call terminate again."
 
 
+MAY_BE_EMPTY = frozenset({"__init__.py", "py.typed", ".gitkeep", ".keep", ".nojekyll"})
+"""Files whose presence is their content: an empty package ``__init__.py`` is complete."""
 CHECK_NOTE_CHARS = 800
 """Output of a failing check quoted when a final answer is sent back."""
 _TEXT_SUFFIXES = {".md", ".txt", ".csv", ".tsv", ".json", ".html", ".yaml", ".yml"}

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -158,6 +159,18 @@ async def test_write_file_creates_parents_and_reports(tools: dict[str, Tool], ja
     assert again.text.startswith("Overwrote") and "2 bytes" in again.text
 
 
+async def test_old_text_from_another_file_names_that_file(tools: dict[str, Tool], jail: PathJail) -> None:
+    # The test's line "fixed" in the module: the edit is in the wrong file, whatever new_text says.
+    (jail.root / "stats.py").write_text("def median(v):\n    return v[0]\n")
+    (jail.root / "test_stats.py").write_text("assert median([4, 1]) == 2.5\n")
+    line = "assert median([4, 1]) == 2.5"
+    result = await call(tools["edit_file"], path="stats.py", old_text=line, new_text=line)
+    assert result.is_error and "old_text was not found in stats.py." in result.text
+    assert result.text.endswith(" It is in: test_stats.py (1).")
+    nowhere = await call(tools["edit_file"], path="stats.py", old_text="return v[1]", new_text="return v[2]")
+    assert "It is in" not in nowhere.text
+
+
 async def test_an_edit_that_changes_nothing_is_refused(tools: dict[str, Tool], jail: PathJail) -> None:
     (jail.root / "pricing.py").write_text("def compute_total(items):\n    return 0\n")
     result = await call(tools["edit_file"], path="pricing.py", old_text="compute_total", new_text="compute_total")
@@ -165,7 +178,7 @@ async def test_an_edit_that_changes_nothing_is_refused(tools: dict[str, Tool], j
 
 
 async def test_a_written_file_that_does_not_parse_gets_a_warning(tools: dict[str, Tool], jail: PathJail) -> None:
-    result = await call(tools["write_file"], path="products.json", content="{'name': 'bolt'}")
+    result = await call(tools["write_file"], path="products.json", content="{'name': 'bolt', 'tags': {'a'}}")
     assert not result.is_error
     assert result.text.endswith(
         "\nWarning: products.json is not valid JSON (Expecting property name enclosed in double quotes: "
@@ -178,9 +191,58 @@ async def test_a_written_file_that_does_not_parse_gets_a_warning(tools: dict[str
     assert "Warning: cli.py is not valid Python (invalid syntax at line 1)" in broken.text
     looped = await call(tools["edit_file"], path="cli.py", old_text="", new_text="from cli import main\n")
     assert "Warning: cli.py is not valid Python" in looped.text  # still broken above
-    await call(tools["write_file"], path="cli.py", content="def main():\n    pass\n")
-    looped = await call(tools["edit_file"], path="cli.py", old_text="", new_text="from cli import main\n")
-    assert "Warning: cli.py imports itself at line 3 (`from cli import main`)" in looped.text
+
+
+async def test_python_records_written_to_a_json_file_are_written_as_json(
+    tools: dict[str, Tool], jail: PathJail
+) -> None:
+    # What print(records) shows, copied into write_file: single quotes, None, True.
+    content = "[{'sku': 'A-100', 'price': 24.5, 'note': None, 'ok': True}, {'sku': 'B-2', 'price': 3, 'note': 'x'}]"
+    result = await call(tools["write_file"], path="products.json", content=content)
+    assert not result.is_error and "Warning" not in result.text
+    assert "the content was Python syntax (single quotes, None, True), not JSON; it was written as JSON" in result.text
+    assert json.loads((jail.root / "products.json").read_text()) == [
+        {"sku": "A-100", "price": 24.5, "note": None, "ok": True},
+        {"sku": "B-2", "price": 3, "note": "x"},
+    ]
+    valid = '{"a": 1}'  # JSON is written as it is, spacing and all
+    assert "Note" not in (await call(tools["write_file"], path="a.json", content=valid)).text
+    assert (jail.root / "a.json").read_text() == valid
+    for literal in ("{'a': float('nan')}", "{'a': b'x'}", "{(1, 2): 'tuple key'}", "'just a string'"):
+        kept = await call(tools["write_file"], path="b.json", content=literal)
+        assert "Warning: b.json is not valid JSON" in kept.text, literal
+        assert (jail.root / "b.json").read_text() == literal
+    same = "{'a': 1}"  # only .json files are converted
+    await call(tools["write_file"], path="notes.txt", content=same)
+    assert (jail.root / "notes.txt").read_text() == same
+
+
+async def test_a_module_that_imports_itself_is_not_written(tools: dict[str, Tool], jail: PathJail) -> None:
+    original = "def word_count(text):\n    return len(text.split())\n"
+    (jail.root / "textutils.py").write_text(original)
+    appended = await call(
+        tools["edit_file"], path="textutils.py", old_text="", new_text="from textutils import slugify\nslugify = str\n"
+    )
+    assert appended.is_error
+    assert appended.text.startswith("Not written: textutils.py imports itself at line 3 (`from textutils import")
+    assert "textutils.py is unchanged; write it again without that line." in appended.text
+    whole = await call(tools["write_file"], path="textutils.py", content="import textutils\nx = 1\n")
+    assert whole.is_error and "imports itself at line 1 (`import textutils`)" in whole.text
+    assert (jail.root / "textutils.py").read_text() == original
+    other = await call(tools["write_file"], path="app.py", content="from textutils import word_count\n")
+    assert not other.is_error  # importing another module is fine
+
+
+async def test_overwriting_a_module_says_which_definitions_it_dropped(tools: dict[str, Tool], jail: PathJail) -> None:
+    (jail.root / "textutils.py").write_text("def word_count(t):\n    return 1\n\n\nclass Title:\n    pass\n")
+    result = await call(tools["write_file"], path="textutils.py", content="def slugify(t):\n    return t\n")
+    assert result.text.endswith(
+        "\nNote: textutils.py no longer defines word_count, Title, which it defined before this write. "
+        "If they must stay, write the file again with them."
+    )
+    kept = "def word_count(t):\n    return 2\n\n\nclass Title:\n    pass\n\n\ndef slugify(t):\n    return t\n"
+    (jail.root / "textutils.py").write_text("def word_count(t):\n    return 1\n\n\nclass Title:\n    pass\n")
+    assert "Note" not in (await call(tools["write_file"], path="textutils.py", content=kept)).text
 
 
 async def test_line_breaks_a_model_put_inside_python_string_literals_are_written_as_escapes(

@@ -16,7 +16,14 @@ from helpers.python_cases import call, needs_bwrap, no_workers_left, quick
 from pymanus.sandbox import Limits, Sandbox
 from pymanus.sandbox.limits import find_pids_parent
 from pymanus.tools import Tool, ToolContext
-from pymanus.tools.builtin.python import CODE_OUTPUT, CODE_RAN, PythonRunner, available_libraries, python_tool
+from pymanus.tools.builtin.python import (
+    CODE_OUTPUT,
+    CODE_RAN,
+    EMPTY_RESULT_NOTE,
+    PythonRunner,
+    available_libraries,
+    python_tool,
+)
 from pymanus.tools.builtin.python_worker import cell_name, parameter_notes
 
 
@@ -54,6 +61,17 @@ async def test_silent_code_says_so(once: Tool) -> None:
     blank = await call(once, "print('')")
     assert not blank.is_error and "printed only blank output: '\\n'" in blank.text, blank.text
     assert "printed nothing" not in blank.text
+
+
+async def test_an_empty_result_asks_to_check_the_filters(once: Tool) -> None:
+    code = "import re\nfound = [n for n in ['a.md'] if n.endswith('.py')]\nprint('files:', found)"
+    result = await call(once, code)
+    assert not result.is_error
+    assert result.text == "files: []\n\n" + EMPTY_RESULT_NOTE
+    for empty in ("{}", "set()", "__import__('pandas').DataFrame({'a': []})"):
+        assert EMPTY_RESULT_NOTE in (await call(once, empty)).text, empty
+    for full in ("[1]", "print([])\nprint('done')", "'[]'"):
+        assert EMPTY_RESULT_NOTE not in (await call(once, full)).text, full
 
 
 async def test_traceback_shows_the_failing_line(once: Tool) -> None:

@@ -58,6 +58,64 @@ def self_import(name: str, text: str) -> str | None:
     return None
 
 
+def python_literal_as_json(text: str) -> str | None:
+    """``text`` as JSON when it is a Python list or dict literal that is not JSON (``[{'a': None}]``), else None.
+
+    Small models print records from Python and write what they saw to a .json file; the
+    meaning is unambiguous, so the file tools write it as JSON and say so.
+    """
+    try:
+        json.loads(text)
+        return None
+    except ValueError:
+        pass
+    try:
+        value = ast.literal_eval(text.strip())
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        return None
+    if not isinstance(value, (dict, list)):
+        return None
+    try:
+        return json.dumps(value, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+    except (TypeError, ValueError):  # a set, bytes, a tuple key or NaN has no JSON form
+        return None
+
+
+LITERAL_AS_JSON_NOTE = (
+    "Note: the content was Python syntax (single quotes, None, True), not JSON; it was written as JSON "
+    "(as json.dump(value, f, indent=2) writes it)."
+)
+"""What ``write_file`` says when it converted a Python literal to JSON."""
+
+
+def refused_python(name: str, text: str) -> str | None:
+    """Why the file tools refuse to write ``text`` to the Python file ``name`` (None: write it).
+
+    Only a module that imports itself is refused: it can never be imported, and small
+    models that wrote one kept re-running and re-writing the failing import.
+    """
+    try:
+        ast.parse(text)
+    except (SyntaxError, ValueError):
+        return None  # written, with format_warning's note
+    problem = self_import(name, text)
+    return f"Not written: {problem}. {name} is unchanged; write it again without that line." if problem else None
+
+
+def dropped_definitions(before: str, after: str) -> list[str]:
+    """Top-level functions and classes that ``before`` defines and ``after`` no longer does."""
+    try:
+        old, new = _definitions(before), _definitions(after)
+    except (SyntaxError, ValueError):
+        return []
+    return [name for name in old if name not in new]
+
+
+def _definitions(text: str) -> list[str]:
+    kinds = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+    return [node.name for node in ast.parse(text).body if isinstance(node, kinds)]
+
+
 _JSON_ADVICE = "; write it from python with json.dump(value, f, indent=2), which quotes every key and string"
 """Small models write Python dicts (single quotes) or templates (``${mean}``) to .json files."""
 

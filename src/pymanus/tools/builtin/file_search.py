@@ -236,14 +236,19 @@ WORD = re.compile(r"\w+")
 """A name, such as one being renamed: what :func:`word_uses` looks for."""
 
 
-def _files_with_word(
-    jail: PathJail, word: str, *, skip: Path | None, under: Path | None = None, limit: int = 8, max_files: int = 2_000
+def _files_matching(
+    jail: PathJail,
+    regex: re.Pattern[str],
+    *,
+    skip: Path | None,
+    under: Path | None = None,
+    limit: int = 8,
+    max_files: int = 2_000,
 ) -> list[tuple[str, int]]:
-    """Text files (under ``under``, else anywhere) other than ``skip`` where ``word`` is a whole word, with counts.
+    """Text files (under ``under``, else anywhere) other than ``skip`` where ``regex`` matches, with counts.
 
     Looks at no more than ``max_files`` files, so a huge workspace costs a bounded time per edit.
     """
-    regex = re.compile(rf"(?<!\w){re.escape(word)}(?!\w)")
     found: list[tuple[str, int]] = []
     for looked, file in enumerate(walk_files(jail, under or jail.root)):
         if len(found) >= limit or looked >= max_files:
@@ -264,8 +269,15 @@ def _files_with_word(
 
 
 def word_uses(jail: PathJail, word: str, *, skip: Path | None, under: Path | None = None) -> str:
-    """``"main.py (1), shop/cart.py (2)"``: the files that use ``word`` (see :func:`_files_with_word`), or ``""``."""
-    return ", ".join(f"{path} ({count})" for path, count in _files_with_word(jail, word, skip=skip, under=under))
+    """``"main.py (1), shop/cart.py (2)"``: the files where ``word`` is a whole word, or ``""``."""
+    regex = re.compile(rf"(?<!\w){re.escape(word)}(?!\w)")
+    return ", ".join(f"{path} ({count})" for path, count in _files_matching(jail, regex, skip=skip, under=under))
+
+
+def text_uses(jail: PathJail, text: str, *, skip: Path | None) -> str:
+    """``"test_stats.py (1)"``: the files that hold ``text`` exactly (stripped), or ``""``."""
+    regex = re.compile(re.escape(text.strip()))
+    return ", ".join(f"{path} ({count})" for path, count in _files_matching(jail, regex, skip=skip))
 
 
 def _grep_file(jail: PathJail, file: Path, regex: re.Pattern[str], matches: list[str]) -> bool:

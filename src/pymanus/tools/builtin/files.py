@@ -25,7 +25,13 @@ from typing import Any, TypeVar
 from pymanus.errors import PathEscapeError, ToolError
 from pymanus.sandbox import PathJail
 from pymanus.tools.builtin.code_repair import WRITTEN_STRING_NOTE, repair_string_line_breaks
-from pymanus.tools.builtin.file_formats import format_warning
+from pymanus.tools.builtin.file_formats import (
+    LITERAL_AS_JSON_NOTE,
+    dropped_definitions,
+    format_warning,
+    python_literal_as_json,
+    refused_python,
+)
 from pymanus.tools.builtin.file_search import (
     WORD,
     binary_kind,
@@ -34,6 +40,7 @@ from pymanus.tools.builtin.file_search import (
     grep_files,
     human_size,
     list_tree,
+    text_uses,
     word_uses,
 )
 from pymanus.tools.tool import Tool
@@ -179,7 +186,10 @@ def file_tools(
                 before = reader.read()
         existed = real.exists()
         repaired = repair_string_line_breaks(content) if real.suffix == ".py" else None
-        content = repaired or content
+        converted = python_literal_as_json(content) if real.suffix.lower() == ".json" else None
+        content = repaired or converted or content
+        if real.suffix == ".py" and (refusal := refused_python(jail.relative(real), content)):
+            raise ToolError(refusal)
         data = content.encode("utf-8")
         real = save(path, data)
         if not existed or before is not None:
@@ -189,6 +199,14 @@ def file_tools(
         report = f"{verb} {jail.relative(real)}: {len(data):,} bytes written, {lines:,} lines."
         if repaired:
             report += f"\n{WRITTEN_STRING_NOTE}"
+        if converted:
+            report += f"\n{LITERAL_AS_JSON_NOTE}"
+        old_source = before.decode(errors="replace") if real.suffix == ".py" and before else ""
+        if dropped := dropped_definitions(old_source, content):
+            report += (
+                f"\nNote: {jail.relative(real)} no longer defines {', '.join(dropped)}, which it defined before this "
+                "write. If they must stay, write the file again with them."
+            )
         return report + _format_note(jail.relative(real), content)
 
     def change(path: str, old_text: str, new_text: str, insert_line: int | None, replace_all: bool = False) -> str:
@@ -200,11 +218,6 @@ def file_tools(
                 "insert_line goes with an empty old_text (to add lines). To replace text, give old_text and "
                 "new_text without insert_line."
             )
-        if old_text and old_text == new_text:
-            raise ToolError(
-                "old_text and new_text are the same, so this edit would change nothing. old_text is the text "
-                "the file has now; new_text is what replaces it."
-            )
         before: str | None = None
         if jail.resolve(path, write=True).exists():
             before, _ = load_text(path)
@@ -214,6 +227,13 @@ def file_tools(
                 f"with path {path!r} and its whole content."
             )
         text = before or ""  # adding lines to a file that does not exist yet creates it
+        if old_text and _same_line_endings(text, old_text, new_text)[0] not in text:
+            raise ToolError(_not_found(path, text, old_text) + _holders(old_text, path))
+        if old_text and old_text == new_text:
+            raise ToolError(
+                "old_text and new_text are the same, so this edit would change nothing. old_text is the text "
+                "the file has now; new_text is what replaces it."
+            )
         if replace_all:
             updated, count = _replace_every(path, text, old_text, new_text)
             report = f"Edited {path}: replaced {count} occurrence{'s' * (count != 1)} of the old_text."
@@ -228,6 +248,8 @@ def file_tools(
             report = f"{verb} {path}. Lines {first_line}-{first_line + changed - 1} now read:\n" + _snippet(
                 updated, first_line, changed
             )
+        if path.endswith(".py") and (refusal := refused_python(path, updated)):
+            raise ToolError(refusal)
         real = save(path, updated.encode("utf-8"))
         remember(real, None if before is None else before.encode("utf-8"))
         return report + (_elsewhere(old_text, real) if old_text else "") + _format_note(path, updated)
@@ -239,6 +261,11 @@ def file_tools(
             return ""
         listed = word_uses(jail, word, skip=edited)
         return f"\n{word} also appears in other files: {listed}." if listed else ""
+
+    def _holders(old_text: str, path: str) -> str:
+        """Other files that hold ``old_text``: small models edit the test file's line in the module, or the reverse."""
+        listed = text_uses(jail, old_text, skip=jail.resolve(path, write=False))
+        return f" It is in: {listed}." if listed else ""
 
     @_observed
     def edit_file(
@@ -419,10 +446,7 @@ def _same_line_endings(text: str, old: str, new: str) -> tuple[str, str]:
 
 def _replace_once(path: str, text: str, old: str, new: str) -> tuple[str, int]:
     old, new = _same_line_endings(text, old, new)
-    count = text.count(old)
-    if count == 1:
-        start = text.index(old)
-        return text[:start] + new + text[start + len(old) :], text.count("\n", 0, start) + 1
+    count = text.count(old)  # at least one: change() checked that old_text occurs
     if count > 1:
         lines: list[str] = []
         position = text.find(old)
@@ -433,6 +457,12 @@ def _replace_once(path: str, text: str, old: str, new: str) -> tuple[str, int]:
             f"old_text occurs {count} times in {path} (at lines {', '.join(lines)}). Include more of the "
             "surrounding lines to make it unique, or set replace_all to true to replace every occurrence."
         )
+    start = text.index(old)
+    return text[:start] + new + text[start + len(old) :], text.count("\n", 0, start) + 1
+
+
+def _not_found(path: str, text: str, old: str) -> str:
+    """old_text is not in the file: say so, with the closest line."""
     probe = next((line.strip() for line in old.splitlines() if line.strip()), old.strip())
     file_lines = text.splitlines()
     stripped = [line.strip() for line in file_lines]
@@ -441,7 +471,7 @@ def _replace_once(path: str, text: str, old: str, new: str) -> tuple[str, int]:
     if close:
         number = stripped.index(close[0]) + 1
         hint = f" The closest line is {number}: {file_lines[number - 1]!r}."
-    raise ToolError(
+    return (
         f"old_text was not found in {path}.{hint} It must match exactly, including spaces and indentation; "
         "read_file the lines and copy the text exactly."
     )
@@ -450,8 +480,6 @@ def _replace_once(path: str, text: str, old: str, new: str) -> tuple[str, int]:
 def _replace_every(path: str, text: str, old: str, new: str) -> tuple[str, int]:
     """Every occurrence replaced: the new text and the count."""
     old, new = _same_line_endings(text, old, new)
-    if old not in text:
-        _replace_once(path, text, old, new)  # raises the not-found message, with the closest line
     return text.replace(old, new), text.count(old)
 
 

@@ -350,6 +350,8 @@ class PythonRunner:
             parts.append(footer)
         elif ok and not stdout.strip() and not stderr.strip():
             parts.append(_silence(outcome.stdout))
+        elif ok and _EMPTY_RESULT.search(stdout):
+            parts.append(EMPTY_RESULT_NOTE)
         if written:
             parts.append(written)
         return ToolResult(content="\n\n".join(parts), is_error=not ok)
@@ -502,6 +504,15 @@ def _silence(stdout: str) -> str:
     )
 
 
+_EMPTY_RESULT = re.compile(
+    r"(?:^|\n)(?:[\w ]{1,40}:\s*)?(?:\[\]|\{\}|set\(\)|Empty DataFrame)\s*(?:\nColumns: .*\nIndex: \[\])?\Z"
+)
+"""The last thing printed is an empty list, dict, set or DataFrame (``[]``, ``found: []``)."""
+EMPTY_RESULT_NOTE = (
+    "(The result is empty. If the task expects some, check the code's filters, such as file extensions, "
+    "^ anchors and upper or lower case, against the files in the workspace, and run it again.)"
+)
+"""Small models copy a filter (``.endswith('.py')``, ``^TODO``) that excludes what the task asks for."""
 _NOT_JSON = re.compile(r"Object of type (\w+) is not JSON serializable")
 """json.dump refused a value (a Decimal, a numpy number, a date): small models write money as Decimal."""
 _SHELL_LINE = re.compile(r"line \d+\n\s+(?:python3?|pip3?|pytest|ls|cat|cd|echo) ")
