@@ -233,6 +233,22 @@ async def test_a_module_that_imports_itself_is_not_written(tools: dict[str, Tool
     assert not other.is_error  # importing another module is fine
 
 
+async def test_a_module_giving_a_pattern_to_str_replace_gets_a_warning(tools: dict[str, Tool], jail: PathJail) -> None:
+    code = "def slugify(title):\n    return title.lower().replace('[^a-z0-9]+', '-')\n"
+    result = await call(tools["write_file"], path="textutils.py", content=code)
+    assert not result.is_error
+    assert result.text.endswith(
+        "\nWarning: textutils.py line 2 calls .replace(r'[^a-z0-9]+', ...), but str.replace looks for that exact "
+        "text, not a regular expression; for a pattern use re.sub(pattern, replacement, text) (import re)."
+    )
+    fixed = await call(
+        tools["edit_file"], path="textutils.py", old_text=".replace('[^a-z0-9]+', '-')", new_text=".replace(' ', '-')"
+    )
+    assert "Warning" not in fixed.text
+    notes = await call(tools["write_file"], path="notes.md", content="Use .replace('[^a-z0-9]+', '-') here.\n")
+    assert "Warning" not in notes.text  # only Python files are read as code
+
+
 async def test_overwriting_a_module_says_which_definitions_it_dropped(tools: dict[str, Tool], jail: PathJail) -> None:
     (jail.root / "textutils.py").write_text("def word_count(t):\n    return 1\n\n\nclass Title:\n    pass\n")
     result = await call(tools["write_file"], path="textutils.py", content="def slugify(t):\n    return t\n")

@@ -74,6 +74,15 @@ async def test_an_empty_result_asks_to_check_the_filters(once: Tool) -> None:
         assert EMPTY_RESULT_NOTE not in (await call(once, full)).text, full
 
 
+async def test_a_pattern_given_to_str_replace_is_named(once: Tool) -> None:
+    result = await call(once, "print('Hello, World!'.lower().replace('[^a-z0-9]+', '-'))")
+    assert not result.is_error
+    assert result.text == (
+        "hello, world!\n\nNote: your code's line 1 calls .replace(r'[^a-z0-9]+', ...), but str.replace looks for "
+        "that exact text, not a regular expression; for a pattern use re.sub(pattern, replacement, text) (import re)."
+    )
+
+
 async def test_traceback_shows_the_failing_line(once: Tool) -> None:
     code = "def f(x):\n    return 1 / x\nf(0)"
     result = await call(once, code)
