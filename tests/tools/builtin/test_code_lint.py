@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from pymanus.tools.builtin.code_lint import regex_in_replace
+from pymanus.tools.builtin.code_lint import regex_in_replace, undiscoverable_test
 
 
 @pytest.mark.parametrize(
@@ -38,3 +38,15 @@ def test_a_pattern_given_to_replace_is_named(source: str, line: int, shown: str)
 )
 def test_plain_replacements_are_fine(source: str) -> None:
     assert regex_in_replace(source) is None
+
+
+def test_tests_in_a_file_runners_do_not_collect_get_a_note() -> None:
+    tests = "from weather import cli\n\n\ndef test_main():\n    cli.main()\n"
+    assert undiscoverable_test("tests/main.py", tests) == (
+        "Note: pytest and unittest only collect test files named test_*.py, so they will not run tests/main.py; "
+        "name it tests/test_main.py."
+    )
+    for collected in ("tests/test_main.py", "tests/main_test.py", "test_cli.py", "tests/conftest.py"):
+        assert undiscoverable_test(collected, tests) is None, collected
+    assert undiscoverable_test("tests/helpers.py", "def make_user():\n    return 1\n") is None
+    assert undiscoverable_test("tests/notes.md", tests) is None

@@ -249,6 +249,13 @@ async def test_a_module_giving_a_pattern_to_str_replace_gets_a_warning(tools: di
     assert "Warning" not in notes.text  # only Python files are read as code
 
 
+async def test_a_new_test_file_runners_would_not_collect_gets_a_note(tools: dict[str, Tool], jail: PathJail) -> None:
+    tests = "def test_main():\n    assert True\n"
+    created = await call(tools["write_file"], path="tests/main.py", content=tests)
+    assert created.text.endswith("so they will not run tests/main.py; name it tests/test_main.py.")
+    assert "Note" not in (await call(tools["write_file"], path="tests/test_main.py", content=tests)).text
+
+
 async def test_overwriting_a_module_says_which_definitions_it_dropped(tools: dict[str, Tool], jail: PathJail) -> None:
     (jail.root / "textutils.py").write_text("def word_count(t):\n    return 1\n\n\nclass Title:\n    pass\n")
     result = await call(tools["write_file"], path="textutils.py", content="def slugify(t):\n    return t\n")

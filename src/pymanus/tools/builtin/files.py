@@ -24,7 +24,7 @@ from typing import Any, TypeVar
 
 from pymanus.errors import PathEscapeError, ToolError
 from pymanus.sandbox import PathJail
-from pymanus.tools.builtin.code_lint import regex_in_replace
+from pymanus.tools.builtin.code_lint import regex_in_replace, undiscoverable_test
 from pymanus.tools.builtin.code_repair import WRITTEN_STRING_NOTE, repair_string_line_breaks
 from pymanus.tools.builtin.file_formats import (
     LITERAL_AS_JSON_NOTE,
@@ -202,6 +202,8 @@ def file_tools(
             report += f"\n{WRITTEN_STRING_NOTE}"
         if converted:
             report += f"\n{LITERAL_AS_JSON_NOTE}"
+        if not existed and (hidden := undiscoverable_test(jail.relative(real), content)):
+            report += f"\n{hidden}"
         old_source = before.decode(errors="replace") if real.suffix == ".py" and before else ""
         if dropped := dropped_definitions(old_source, content):
             report += (
