@@ -14,7 +14,7 @@ import pytest
 from helpers.agent_cases import add, assert_protocol
 from pymanus import Agent, Message, RunRestarted, RunResult, RunState, ToolContext, tool
 from pymanus.agent import snapshot
-from pymanus.agent.attempts import ATTEMPT_TEMPERATURE, MIN_ATTEMPT_STEPS
+from pymanus.agent.attempts import ATTEMPT_TEMPERATURE, MIN_ATTEMPT_STEPS, AttemptErrors, restart_note
 from pymanus.agent.snapshot import WorkspaceSnapshot
 from pymanus.models import ScriptedModel, call
 from pymanus.models.base import ModelResponse, ModelSettings, ToolDefinition
@@ -83,6 +83,60 @@ async def drive(agent: Agent, task: str) -> tuple[list[object], RunResult]:
     run = agent.start(task)
     events = [event async for event in run.events()]
     return events, run.result()
+
+
+@tool
+def run_code(code: str) -> str:
+    """Run a snippet.
+
+    Args:
+        code: the snippet
+    """
+    raise ValueError(f"Traceback (most recent call last):\nTypeError: tabulate() got an unexpected keyword {code!r}")
+
+
+async def test_the_new_attempt_is_told_the_errors_the_failed_one_met(workspace: Path, private_tmp: Path) -> None:
+    model = ScriptedModel(
+        [
+            call("run_code", code="file_path"),
+            call("save", path="a.txt", text="x"),
+            call("delete", path="missing.txt"),
+            call("run_code", code="file_path"),  # the same error again is quoted once
+            give_up("The report cannot be written."),
+            finish(),
+        ]
+    )
+    agent = Agent(model, tools=[save, delete, run_code], workspace=workspace, attempts=2, max_steps=10)
+    _, result = await drive(agent, "Write the report.")
+    note = result.messages[1].text
+    assert note.endswith(
+        "It ended with: The report cannot be written.\nErrors it met on the way:\n"
+        "- run_code: TypeError: tabulate() got an unexpected keyword 'file_path'\n"
+        f"- delete: `delete` raised FileNotFoundError: [Errno 2] No such file or directory: "
+        f"'{workspace / 'missing.txt'}'\n"
+        "Do the task again from the beginning, and do not repeat what went wrong."
+    )
+
+
+def test_attempt_errors_keep_the_last_exception_line_of_a_few_distinct_errors() -> None:
+    errors = AttemptErrors()
+    chained = (
+        "Traceback:\nKeyError: 'x'\n\nDuring handling...\njson.decoder.JSONDecodeError: Expecting value\n\nFix it."
+    )
+    errors.observe("python", chained)
+    errors.observe("python", chained)
+    errors.observe("edit_file", "\nold_text was not found in stats.py.\nRead it first.")
+    errors.observe("python", "x" * 500)
+    errors.observe("python", "ZeroDivisionError: division by zero")  # past the limit
+    assert errors.lines == [
+        "- python: json.decoder.JSONDecodeError: Expecting value",
+        "- edit_file: old_text was not found in stats.py.",
+        "- python: " + "x" * 189 + "…",
+    ]
+    assert "Errors it met" not in restart_note("Gave up.", AttemptErrors())
+    assert restart_note("Gave up.").endswith(
+        "It ended with: Gave up.\nDo the task again from the beginning, and do not repeat what went wrong."
+    )
 
 
 async def test_a_failed_attempt_is_undone_and_the_task_starts_again(workspace: Path, private_tmp: Path) -> None:

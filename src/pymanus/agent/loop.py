@@ -16,7 +16,7 @@ from collections.abc import AsyncGenerator, Awaitable, Callable, Collection
 from dataclasses import dataclass, field, replace
 from typing import Any, TypeVar
 
-from pymanus.agent.attempts import ATTEMPT_TEMPERATURE, MIN_ATTEMPT_STEPS, RESTARTABLE, restart_note
+from pymanus.agent.attempts import ATTEMPT_TEMPERATURE, MIN_ATTEMPT_STEPS, RESTARTABLE, AttemptErrors, restart_note
 from pymanus.agent.events import (
     AnyEvent,
     ModelRequest,
@@ -177,6 +177,7 @@ class Run:
     _unresolved: str | None = None
     """What the completion check still found in an answer accepted once its rejections ran out."""
     _snapshot: WorkspaceSnapshot | None = None
+    _errors: AttemptErrors = field(default_factory=AttemptErrors)
     _notices: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
 
     @property
@@ -302,7 +303,8 @@ class Run:
         self.state, self.reason, self.output = RunState.RUNNING, "", ""
         self._rejections = self._failures_sent_back = 0
         self._unresolved, self._explore = None, False
-        await self._start_conversation(restart_note(why))
+        note, self._errors = restart_note(why, self._errors), AttemptErrors()
+        await self._start_conversation(note)
 
     async def _release(self) -> None:
         """Run the end-of-run hooks once, however the run ended (even if abandoned)."""
@@ -373,6 +375,8 @@ class Run:
                 if ending and (problem := await self._unfinished(outcome.result.text, gave_up=gave_up)) is not None:
                     sent_back = GAVE_UP_NOTE.format(problem=problem) if gave_up else f"{NOT_FINISHED}{problem}"
                     ending, content = None, sent_back
+                if outcome.result.is_error:
+                    self._errors.observe(outcome.call.name, outcome.result.text)
                 times = repeats.observe(outcome, content if isinstance(content, str) else None)
                 if times >= 2:
                     self._explore = True
