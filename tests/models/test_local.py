@@ -483,6 +483,17 @@ async def test_qwen_native_tool_calls() -> None:
         ("|---" * 20 + "|", False),  # a wide table's rule line
         ("-" * 150, False),
         ("import os\nfor name in os.listdir('.'):\n    print(name)\n", False),
+        # Counting: the same piece with a number one higher each time (seen from the 1.5B).
+        ("r'" + "|".join(f"\\\\u{i:04X}" for i in range(0x20A0, 0x20E4)), True),
+        ("r'" + "|".join(f"\\\\u{i:04X}" for i in range(0x20A0, 0x20E4))[:-2], True),  # a number cut off
+        ("".join(f"{{read_file(path, start_line={i})}}\\t" for i in range(40, 60)), True),
+        ("".join(f"{{read_file(path, start_line={i})}}\\t" for i in range(40, 46)), False),  # too few
+        # Typed data whose numbers change otherwise is not a loop.
+        (", ".join(str(i * i) for i in range(1, 101)), False),
+        ("\n".join(f"| {i} | {i * i} |" for i in range(1, 60)), False),
+        ("\n".join(f"2024-03-{i:02d},North,{i * 1.5}" for i in range(1, 30)), False),
+        (", ".join(f'{{"x": {i}, "y": {2 * i}}}' for i in range(40)), False),
+        ("\n".join(f"line {i}: {i * 7 % 10} items" for i in range(40)), False),
     ],
 )
 def test_looping_output(text: str, loops: bool) -> None:
