@@ -159,3 +159,49 @@ async def test_an_example_runs_as_a_check(workspace: Path) -> None:
     (workspace / "calc.py").write_text("def double(x):\n    return x * 2\n\n\ndef half(x):\n    return x / 2\n")
     fixed, added = await checks.results(task, context)
     assert fixed.passed and added.passed and added.output == "half(8) returned 4.0"
+
+
+async def test_the_tests_and_package_modules_a_run_wrote_are_checked(tmp_path: Path) -> None:
+    workspace = tmp_path / "ws"
+    (workspace / "weather").mkdir(parents=True)
+    (workspace / "tests").mkdir()
+    # What the 1.5B wrote: a package whose __init__ and cli import each other, a test that
+    # expects a printing function to return its text, and a script that works on import.
+    (workspace / "weather" / "__init__.py").write_text("from .cli import main\n")
+    (workspace / "weather" / "cli.py").write_text("from . import main\n\n\ndef main():\n    print('ready')\n")
+    (workspace / "tests" / "test_cli.py").write_text(
+        "from weather.cli import main\n\n\ndef test_main():\n    assert main() == 'ready'\n"
+    )
+    (workspace / "make_report.py").write_text("open('report.md', 'w').write('x')\n")
+    written = ["make_report.py", "tests/test_cli.py", "weather/__init__.py", "weather/cli.py"]
+    checks, context = TaskChecks(Sandbox(workspace)), context_for(workspace)
+    results = await checks.results("Set up the weather package.", context, written=written)
+    assert [(r.command, r.passed, r.own) for r in results] == [
+        ("python -m pytest -q -p no:cacheprovider tests/test_cli.py", False, True),
+        ('python -c "import weather"', False, True),
+        ('python -c "import weather.cli"', False, True),
+    ]
+    assert "ImportError: cannot import name 'main' from partially initialized module" in results[1].output
+    assert not (workspace / "report.md").exists()  # the script was not imported
+    (workspace / "weather" / "__init__.py").write_text("")
+    (workspace / "weather" / "cli.py").write_text("def main():\n    print('ready')\n")
+    (workspace / "tests" / "test_cli.py").write_text(
+        "from weather.cli import main\n\n\ndef test_main(capsys):\n"
+        "    main()\n    assert capsys.readouterr().out == 'ready\\n'\n"
+    )
+    fixed = await checks.results("Set up the weather package.", context, written=written)
+    assert [r.passed for r in fixed] == [True, True, True], [r.output for r in fixed]
+    assert sorted(p.name for p in workspace.iterdir()) == ["make_report.py", "tests", "weather"]
+    assert await checks.results("Set up the weather package.", context, written=["notes.md"]) == []
+
+
+async def test_a_failing_test_of_the_run_sends_the_answer_back(tmp_path: Path) -> None:
+    from pymanus.agent.manus import missing_outputs
+
+    (tmp_path / "test_calc.py").write_text("def test_double():\n    assert 2 * 2 == 5\n")
+    context = context_for(tmp_path)
+    results = await TaskChecks(Sandbox(tmp_path)).results("Write a test.", context, written=["test_calc.py"])
+    problem = missing_outputs("Write a test.", "Done.", context, results)
+    assert problem is not None
+    assert problem.startswith("a check of the files this run wrote fails: `python -m pytest -q")
+    assert "FAILED test_calc.py::test_double - assert (2 * 2) == 5" in problem

@@ -130,7 +130,8 @@ def missing_outputs(
     wrote parses, the tables it wrote have the columns the task lists and no empty cells
     the inputs lack (:mod:`pymanus.agent.table_checks`), a task that only asks a question
     changed no file (:func:`progress.restore_changed_inputs` puts them back), the task's named checks
-    (``checks``, already run) pass, and (``uncomputed``) no data file was written from the
+    and the checks of the run's own work (``checks``, already run: the tests it wrote pass, its
+    package modules import) pass, and (``uncomputed``) no data file was written from the
     model's head and the answer has no number that is in no file and no code output (see
     :func:`progress.uncomputed_outputs` and :func:`progress.unfounded_answer_numbers`).
     """
@@ -149,7 +150,10 @@ def missing_outputs(
         problems.append(f"the task asks for a {folder[:-1]} folder, but the workspace has no {folder}")
     if _PLACEHOLDER_ANSWER.fullmatch(answer.strip()):
         problems.append(f"your answer {answer.strip()!r} is a placeholder, not the actual answer")
-    problems.extend(f"the task's check still fails: {c.describe(CHECK_NOTE_CHARS)}" for c in checks if not c.passed)
+    for check in checks:
+        if not check.passed:
+            whose = "a check of the files this run wrote fails" if check.own else "the task's check still fails"
+            problems.append(f"{whose}: {check.describe(CHECK_NOTE_CHARS)}")
     problems.extend(rename_notes(task, workspace))
     problems.extend(progress.invalid_outputs(context))
     problems.extend(table_problems(task, context))
@@ -245,18 +249,21 @@ def build_manus_agent(settings: Settings, *, model: Model | None = None, asker: 
 
     checks = TaskChecks(sandbox)
 
+    async def check_results(task: str, context: ToolContext) -> list[CheckResult]:
+        return await checks.results(task, context, written=progress.written_files(context))
+
     async def task_message(task: str, context: ToolContext) -> str:
-        return progress.task_message(task, context, await checks.results(task, context))
+        return progress.task_message(task, context, await check_results(task, context))
 
     async def next_step_prompt(task: str, context: ToolContext) -> str:
-        return progress.next_step_prompt(task, context, await checks.results(task, context))
+        return progress.next_step_prompt(task, context, await check_results(task, context))
 
     # Values typed instead of computed are caught for small models only: with the web open, or
     # for a larger model, numbers may come from pages it read.
     uncomputed = compact and not settings.web.allow_domains
 
     async def completion_check(task: str, answer: str, context: ToolContext) -> str | None:
-        results = await checks.results(task, context)
+        results = await check_results(task, context)
         return missing_outputs(task, answer, context, results, uncomputed=uncomputed)
 
     agent = Agent(

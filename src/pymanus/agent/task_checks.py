@@ -13,13 +13,21 @@ exist yet is skipped (the task may ask to write it). When the task asks for the 
 output as before ("must still work and print the same"), a command that passed once in the
 run fails when it later prints something else. The examples the task gives ("f(x)
 returns y", :mod:`pymanus.agent.task_examples`) run the same way.
+
+The run's own work is checked too (:func:`own_checks`): the test files it wrote must pass
+(with pytest when it is installed, else unittest), and the modules it wrote in a package must
+import. The 1.5B set up a package whose ``__init__`` and ``cli`` imported each other and
+a test asserting that a function which prints returns the text, and called it done.
 """
 
 from __future__ import annotations
 
+import importlib.util
 import re
+import sys
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 from pymanus.agent.task_examples import task_examples
 from pymanus.sandbox.process import Sandbox
@@ -34,6 +42,8 @@ _COMMAND = re.compile(r"`((?:python3?|pytest)(?: [^`\n]*)?)`")
 _STATE = "task_checks.last"
 """``ToolContext.state`` key: the commands and workspace scan the last results belong to, and the results."""
 _ENV = {"PYTHONDONTWRITEBYTECODE": "1", "MPLBACKEND": "Agg"}  # a check leaves the workspace as it was
+_OWN_ENV = {**_ENV, "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}
+"""Own checks run without the environment's pytest plugins, some of which write files (``.benchmarks/``)."""
 
 
 _SAME_OUTPUT = re.compile(r"\b(?:prints?|outputs?|shows?)\b[^.`]{0,20}\bsame\b|\bsame output\b", re.IGNORECASE)
@@ -69,12 +79,39 @@ class CheckResult:
     """How it ended: "exit code 1", "stopped: it ran longer than the time limit ..."."""
     output: str
     """Standard output and error, as the terminal would show them."""
+    own: bool = False
+    """A check of the run's own work (:func:`own_checks`), not one the task names."""
 
     def describe(self, limit: int) -> str:
         """The verdict and the output cut to ``limit`` characters, for a prompt."""
         verdict = "passes" if self.passed else "FAILS"
         text = fit(self.output.strip(), limit) if self.output.strip() else "(no output)"
         return f"`{self.command}` {verdict} ({self.status}). Its output:\n```\n{text}\n```"
+
+
+_TEST_FILE = re.compile(r"(?:test_\w*|\w+_test)\.py")
+
+
+def own_checks(workspace: Path, written: Sequence[str]) -> list[tuple[str, list[str]]]:
+    """Commands (label, argv) that check the run's work: the test files it wrote pass, and
+    the modules it wrote in a package (a folder with ``__init__.py``, from the workspace
+    root down) import. Plain modules are not imported: a script runs its work on import."""
+    checks = []
+    runner = ["-m", "pytest", "-q", "-p", "no:cacheprovider"] if importlib.util.find_spec("pytest") else None
+    for name in written:
+        path = PurePosixPath(name)
+        if path.suffix != ".py" or not (workspace / name).is_file():
+            continue
+        if _TEST_FILE.fullmatch(path.name):
+            argv = [*(runner or ["-m", "unittest"]), name]
+            checks.append((f"python {' '.join(argv)}", [sys.executable, *argv]))
+        elif path.parent.parts and all(
+            (workspace / PurePosixPath(*path.parent.parts[: depth + 1]) / "__init__.py").is_file()
+            for depth in range(len(path.parent.parts))
+        ):
+            module = ".".join(path.with_suffix("").parts).removesuffix(".__init__")
+            checks.append((f'python -c "import {module}"', [sys.executable, "-c", f"import {module}"]))
+    return checks
 
 
 class TaskChecks:
@@ -84,15 +121,19 @@ class TaskChecks:
         self.sandbox = sandbox
         self.timeout = timeout
 
-    async def results(self, task: str, context: ToolContext) -> list[CheckResult]:
-        """The checks' results for the workspace as it is now (rerun only after a change)."""
+    async def results(self, task: str, context: ToolContext, written: Sequence[str] = ()) -> list[CheckResult]:
+        """The checks' results for the workspace as it is now (rerun only after a change).
+
+        ``written``: the files the run has written so far, whose own checks run too.
+        """
         workspace = Path(context.workspace)
         commands = check_commands(task)
         examples = task_examples(task, workspace)
-        if not commands and not examples:
+        own = own_checks(workspace, written)
+        if not commands and not examples and not own:
             return []
         snapshot = scan(workspace)
-        key = (commands, examples)
+        key = (commands, examples, own)
         last = context.state.get(_STATE)
         if snapshot is not None and last is not None and last[:2] == (key, snapshot):
             return list(last[2])
@@ -101,11 +142,12 @@ class TaskChecks:
         if _SAME_OUTPUT.search(task):
             results = [_as_before(result, context.state.setdefault(_BEFORE, {})) for result in results]
         results += [await self._run(example.label, example.argv()) for example in examples]
+        results += [replace(await self._run(label, argv, _OWN_ENV), own=True) for label, argv in own]
         context.state[_STATE] = (key, snapshot, results)
         return results
 
-    async def _run(self, label: str, argv: list[str]) -> CheckResult:
-        outcome = await self.sandbox.run(argv, env=_ENV, timeout=self.timeout, output_limit=20_000)
+    async def _run(self, label: str, argv: list[str], env: dict[str, str] = _ENV) -> CheckResult:
+        outcome = await self.sandbox.run(argv, env=env, timeout=self.timeout, output_limit=20_000)
         status = outcome.exit_description(self.sandbox.limits)
         output = "\n".join(part.rstrip("\n") for part in (outcome.stdout, outcome.stderr) if part.strip())
         return CheckResult(label, outcome.ok, status, output)
