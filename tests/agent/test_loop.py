@@ -24,11 +24,8 @@ from pymanus import (
     tool,
 )
 from pymanus.agent.guards import REPEAT_HINT
-from pymanus.agent.loop import (
-    NO_TOOL_CALL_NUDGE,
-    WRAP_UP_PROMPT,
-)
-from pymanus.errors import ModelError
+from pymanus.agent.notes import NO_TOOL_CALL_NUDGE, UNREADABLE_NOTE, WRAP_UP_PROMPT
+from pymanus.errors import ModelError, ModelOutputError
 from pymanus.models import FunctionModel, ScriptedModel, call
 from pymanus.models.base import ModelResponse, ModelSettings, ToolDefinition
 
@@ -86,6 +83,20 @@ async def test_wall_clock_timeout_ends_in_error() -> None:
     result = await Agent(FunctionModel(slow), timeout=0.1).run("task")
     assert (result.state, result.reason) == (RunState.ERROR, "timeout")
     assert "time limit of 0.1 s" in result.output
+
+
+async def test_an_unreadable_reply_is_asked_again_once() -> None:
+    cut_off = ModelOutputError("local output ended inside a tool call")
+    model = ScriptedModel([cut_off, call("add", a=2, b=40), call("terminate", status="success", message="42")])
+    result = await Agent(model, tools=[add]).run("What is 2 + 40?")
+    assert (result.state, result.output, result.steps) == (RunState.FINISHED, "42", 2)
+    # The second request is the first one with a note; the dropped reply is not in the conversation.
+    assert model.requests[1][:-1] == model.requests[0]
+    assert model.requests[1][-1].role == "user" and model.requests[1][-1].text == UNREADABLE_NOTE
+    assert [m.role for m in result.messages] == ["system", "user", "assistant", "tool", "assistant", "tool"]
+    twice = await Agent(ScriptedModel([cut_off, cut_off, call("add", a=1, b=1)]), tools=[add]).run("task")
+    assert (twice.state, twice.reason, twice.steps) == (RunState.ERROR, "model_error", 1)
+    assert "ended inside a tool call" in twice.output
 
 
 async def test_timeout_during_a_tool_call_keeps_the_protocol() -> None:

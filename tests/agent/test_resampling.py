@@ -7,7 +7,8 @@ from collections.abc import Sequence
 from helpers.agent_cases import add, assert_protocol
 from pymanus import Agent, Message, RunState, tool
 from pymanus.agent.guards import REPEAT_HINT
-from pymanus.agent.loop import EXPLORE_TEMPERATURE, FAILED_AGAIN_NOTE, RESAMPLE_NOTE
+from pymanus.agent.loop import EXPLORE_TEMPERATURE
+from pymanus.agent.notes import FAILED_AGAIN_NOTE, RESAMPLE_NOTE
 from pymanus.models import ScriptedModel, call
 from pymanus.models.base import Model, ModelResponse, ModelSettings, ToolDefinition
 

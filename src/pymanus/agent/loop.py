@@ -32,9 +32,19 @@ from pymanus.agent.events import (
     ToolCallStarted,
 )
 from pymanus.agent.guards import REPEAT_HINT, FailureGuard, RepeatGuard, canonical_call
+from pymanus.agent.notes import (
+    FAILED_AGAIN_NOTE,
+    GAVE_UP_NOTE,
+    NO_TOOL_CALL_NUDGE,
+    NOT_FINISHED,
+    RESAMPLE_NOTE,
+    UNREADABLE_NOTE,
+    WITHHELD_NOTE,
+    WRAP_UP_PROMPT,
+)
 from pymanus.agent.result import RunResult
 from pymanus.agent.snapshot import WorkspaceSnapshot
-from pymanus.errors import ModelError
+from pymanus.errors import ModelError, ModelOutputError
 from pymanus.messages import Message, Usage
 from pymanus.models.base import Model, ModelResponse, ModelSettings, TextChunk, ToolDefinition
 from pymanus.tools.tool import ToolContext
@@ -45,38 +55,6 @@ T = TypeVar("T")
 
 EXPLORE_TEMPERATURE = 0.8
 """Sampling temperature of the request after a repeated call (deterministic models loop)."""
-
-WRAP_UP_PROMPT = (
-    "Stop repeating that call: its result is above. Call `terminate` now with your final answer to the task, "
-    'taken from the results above, and status "success"; use status "failure" only if they do not answer it.'
-)
-
-RESAMPLE_NOTE = (
-    "Your reply repeated the calls of your previous step exactly. Nothing has changed since, so they would "
-    "give the same result again. Use that result: make a different call that moves the task forward."
-)
-
-FAILED_AGAIN_NOTE = (
-    "Your reply makes a call that has already failed twice with the same error. It would fail again and end "
-    "the run. Read that error and make a different call: change what caused it."
-)
-
-WITHHELD_NOTE = (
-    " This time {names} cannot be called: use another tool to change what made the result the same, "
-    "or call `terminate` if the task is done."
-)
-
-NOT_FINISHED = "The task is not finished yet: "
-
-GAVE_UP_NOTE = (
-    "Not accepted yet: steps remain, so fix what is left first. {problem} "
-    'Use status "failure" again only if it truly cannot be done.'
-)
-
-NO_TOOL_CALL_NUDGE = (
-    "You replied without calling a tool. Continue the task with a tool call, "
-    "or call `terminate` with your final answer if the task is done."
-)
 
 
 @dataclass
@@ -335,7 +313,7 @@ class Run:
                 if note is not None:
                     logger.info("the response repeats calls without effect; sampling again", extra=self._log_extra())
                 asked = [*request, Message.user(note)] if note else request
-                async for item in self._ask_model(asked, tools, explore=note is not None, withheld=withheld):
+                async for item in self._ask_readable(asked, tools, explore=note is not None, withheld=withheld):
                     if isinstance(item, ModelResponse):
                         response = item
                     else:
@@ -516,6 +494,23 @@ class Run:
             if reminder:
                 return [*self.messages, Message.user(reminder)], tools
         return self.messages, tools
+
+    async def _ask_readable(
+        self, request: list[Message], tools: list[ToolDefinition], *, explore: bool, withheld: Collection[str]
+    ) -> AsyncGenerator[AnyEvent | ModelResponse, None]:
+        """:meth:`_ask_model`, asked once more with :data:`UNREADABLE_NOTE` when its reply cannot be read.
+
+        A small model that loops until it is cut off would otherwise end the run at that step
+        (the 1.5B, writing a file); a second unreadable reply does.
+        """
+        try:
+            async for item in self._ask_model(request, tools, explore=explore, withheld=withheld):
+                yield item
+        except ModelOutputError as exc:
+            logger.warning("the model's reply could not be read (%s); asking again", exc, extra=self._log_extra())
+            retry = [*request, Message.user(UNREADABLE_NOTE)]
+            async for item in self._ask_model(retry, tools, explore=True, withheld=withheld):
+                yield item
 
     async def _ask_model(
         self,

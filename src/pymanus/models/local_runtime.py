@@ -66,12 +66,13 @@ LOOP_PERIOD = 300
 """The longest repeating piece looked for."""
 LOOP_CHECK_TOKENS = 16
 """Tokens between two looks for a loop."""
-COUNTING_LOOP_CHARS = 300
+COUNTING_LOOP_CHARS = 120
 """Output whose last this many characters (and at least eight periods) repeat one piece once
 its numbers are masked, with a word in the piece and every number either the same in each
 copy or one more than in the last, also ends: the model is counting (``\\u20CE|\\u20CF|…``,
 ``read_file(path, start_line=56)``, ``…57)``: two-minute runs of the 1.5B). Typed data
-(``1, 4, 9``; a date and a value per row) changes in other ways and goes on."""
+(``1, 4, 9``; a date and a value per row) changes in other ways and goes on. Fewer characters
+than :data:`LOOP_CHARS`: a counting piece is short (``\\u20CE|``), and the rule is stricter."""
 _NUMBER = re.compile(r"[0-9A-Fa-f]+")
 """Decimal or hexadecimal digits (hex letters inside words are masked alike, the same in every copy)."""
 _WORD_LETTER = re.compile(r"[G-Zg-z_]")
