@@ -65,14 +65,15 @@ If it truly cannot be done, call `terminate` with status "failure" and say why."
 # A worked run for small models, which imitate an example more readily than they follow rules:
 # one python call that finds, computes and writes everything (backslashes doubled in JSON),
 # prints what it wrote, then terminate. Its task is unlike the benchmark suite's. Its search
-# has no file-type filter and no ^ anchor: the 1.5B copied `.endswith('.py')` and `^` into
-# searches for text in files of every kind.
+# covers the whole workspace with no file-type filter and no ^ anchor: the 1.5B copies the
+# example's code, and copied `.endswith('.py')` and `^` into searches of every kind of file,
+# and a folder name into a rename that had to cover the whole project.
 _EXAMPLE_CODE = """\
 import os, re
 rows = []
-for folder, _, names in os.walk('shop'):
+for folder, _, names in os.walk('.'):
     for name in sorted(names):
-        path = os.path.join(folder, name)
+        path = os.path.relpath(os.path.join(folder, name))
         for found in re.findall(r'class (\\w+)', read_file(path)):
             rows.append((path, found))
 lines = ['| file | class |', '|---|---|'] + [f'| {p} | {c} |' for p, c in rows]
@@ -81,7 +82,7 @@ print(rows)"""
 _EXAMPLE_ANSWER = "classes.md lists 2 classes: Cart (shop/cart.py) and Item (shop/models.py)."
 EXAMPLE_RUN = (
     "\n\nExample of a good run (for another task):\n"
-    "Task: List the classes defined in the shop folder in classes.md, as a table of file and class.\n"
+    "Task: List the classes defined in this project in classes.md, as a table of file and class.\n"
     f"Call: python {json.dumps({'code': _EXAMPLE_CODE})}\n"
     "Result: wrote 77 characters to classes.md\n"
     "[('shop/cart.py', 'Cart'), ('shop/models.py', 'Item')]\n\n"
