@@ -16,6 +16,7 @@ import pytest
 
 from helpers.local_models import SMALL, requires_model
 from pymanus.models import packs
+from pymanus.tools.builtin.code_repair import repair
 
 pytestmark = requires_model
 
@@ -77,7 +78,7 @@ VALID = [
 
 INVALID = [
     ("print(dict(totals)}", "a bracket closed by the wrong kind"),
-    ("f.write('from . import cli\n')", "a quoted string broken by a line break"),
+    ("f.write('from . import cli\n", "a quoted string never closed"),
     ("import os; print(os.getcwd())", "a semicolon chaining statements"),
     ("print(f'{", "code ending inside a string and a bracket"),
     ("rows = [1, 2", "an unclosed bracket"),
@@ -85,6 +86,24 @@ INVALID = [
     ('print("hi")\r', "a bare carriage return"),
     ("for name in names:\\\n    print(name)", "a backslash continuing a line (meant as a line break)"),
 ]
+
+
+# JSON's \n typed for Python's inside a one-line string: sampled, and run as meant (see code_repair).
+REPAIRED = [
+    ("print('\n'.join(str(n * n) for n in range(1, 4)))", "1\n4\n9\n"),
+    ('f = "a\nb"\nprint(f)', "a\nb\n"),
+]
+
+
+@pytest.mark.parametrize(("code", "printed"), REPAIRED)
+def test_a_line_break_meant_as_an_escape_is_sampled_and_repaired(
+    probe: GrammarProbe, code: str, printed: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert probe.accepts(json.dumps(code)), code
+    repaired, note = repair(code)
+    assert note is not None and "line breaks inside string literals" in note
+    exec(compile(repaired, "<code>", "exec"), {})
+    assert capsys.readouterr().out == printed
 
 
 @pytest.mark.parametrize("code", VALID)

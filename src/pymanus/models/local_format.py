@@ -141,8 +141,9 @@ def _mark_python_source(node: Any) -> Any:
 # a JSON string whose content is Python as far as a context-free grammar can tell, so the
 # slips that cost a small model whole attempts cannot be sampled:
 # * brackets close in order and by kind (``print(dict(totals)}`` was a SyntaxError);
-# * a quoted string ends on its line unless triple-quoted (``f.write('def main():`` then a
-#   line break was one); backslash escapes inside strings are kept whole;
+# * a quoted string is closed (``f.write('def main():`` and a line break, never closed, was
+#   one); a line break inside it is JSON's ``\n`` meant as Python's, which code_repair writes
+#   back as an escape; backslash escapes inside strings are kept whole;
 # * no backslash outside strings: a line continuation is never needed (brackets continue a
 #   line), and the 1.5B wrote ``for name in names:\`` and a line break, meaning a plain line break;
 # * no ``;`` outside strings and comments: small models chain statements with it, compound
@@ -166,8 +167,11 @@ _CODE_GRAMMAR = (
     rf'pm-sch ::= [^"\\{_Q}\x00-\x1F] | "\\t" | "\\/" | pm-uni',
     # an escape inside a string: the backslash and the character it escapes
     rf'pm-sesc ::= "\\\\" (pm-sch | "{_Q}" | "\\\"" | "\\\\")',
-    rf'pm-sq ::= "{_Q}" (pm-sch | "\\\"" | pm-sesc)* "{_Q}"',
-    rf'pm-dq ::= "\\\"" (pm-sch | "{_Q}" | pm-sesc)* "\\\""',
+    # A line break inside a one-line string is allowed: it is JSON's \n meant as Python's, which
+    # code_repair writes back as an escape. Forbidden, it made the 1.5B drop the \n it meant
+    # ("''.join(lines)" for "'\\n'.join(lines)").
+    rf'pm-sq ::= "{_Q}" (pm-sch | "\\\"" | pm-sesc | pm-nl)* "{_Q}"',
+    rf'pm-dq ::= "\\\"" (pm-sch | "{_Q}" | pm-sesc | pm-nl)* "\\\""',
     r'pm-tsany ::= pm-sch | "\\\"" | pm-sesc | pm-nl',
     rf'pm-tsq ::= "{_Q * 3}" (pm-tsany | "{_Q}" pm-tsany | "{_Q * 2}" pm-tsany)* "{_Q * 3}"',
     rf'pm-tdany ::= pm-sch | "{_Q}" | pm-sesc | pm-nl',
