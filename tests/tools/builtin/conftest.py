@@ -1,4 +1,5 @@
-"""Fixtures of the python tool's tests: a sandbox per backend, a one-shot tool and a session runner."""
+"""Fixtures of the built-in tools' tests: a sandbox per backend, a one-shot python tool, a session runner,
+and the file tools in a jail."""
 
 from __future__ import annotations
 
@@ -8,8 +9,9 @@ from pathlib import Path
 import pytest
 
 from helpers.python_cases import BACKENDS
-from pymanus.sandbox import Sandbox
+from pymanus.sandbox import PathJail, Sandbox
 from pymanus.tools import Tool
+from pymanus.tools.builtin.files import file_tools
 from pymanus.tools.builtin.python import PythonRunner, python_tool
 
 
@@ -28,3 +30,13 @@ async def runner(sandbox: Sandbox) -> AsyncIterator[PythonRunner]:
     runner = PythonRunner(sandbox, session=True)
     yield runner
     await runner.aclose()
+
+
+@pytest.fixture
+def jail(tmp_path: Path) -> PathJail:
+    return PathJail(tmp_path / "ws")
+
+
+@pytest.fixture
+def tools(jail: PathJail) -> dict[str, Tool]:
+    return {t.name: t for t in file_tools(jail)}

@@ -1,0 +1,115 @@
+"""What write_file and edit_file say of, repair in, or refuse to write: files that do not parse,
+Python records in a .json file, modules that import themselves or lose definitions, tests no
+runner collects, and line breaks meant as escapes."""
+
+from __future__ import annotations
+
+import json
+
+from helpers.file_cases import call
+from pymanus.sandbox import PathJail
+from pymanus.tools import Tool
+
+
+async def test_a_written_file_that_does_not_parse_gets_a_warning(tools: dict[str, Tool], jail: PathJail) -> None:
+    result = await call(tools["write_file"], path="products.json", content="{'name': 'bolt', 'tags': {'a'}}")
+    assert not result.is_error
+    assert result.text.endswith(
+        "\nWarning: products.json is not valid JSON (Expecting property name enclosed in double quotes: "
+        "line 1 column 2 (char 1)); write it from python with json.dump(value, f, indent=2), which quotes every "
+        "key and string. Fix it before using the file."
+    )
+    fine = await call(tools["write_file"], path="cli.py", content="def main():\n    print('ready')\n")
+    assert "Warning" not in fine.text
+    broken = await call(tools["edit_file"], path="cli.py", old_text="def main():", new_text="def main(:")
+    assert "Warning: cli.py is not valid Python (invalid syntax at line 1)" in broken.text
+    looped = await call(tools["edit_file"], path="cli.py", old_text="", new_text="from cli import main\n")
+    assert "Warning: cli.py is not valid Python" in looped.text  # still broken above
+
+
+async def test_python_records_written_to_a_json_file_are_written_as_json(
+    tools: dict[str, Tool], jail: PathJail
+) -> None:
+    # What print(records) shows, copied into write_file: single quotes, None, True.
+    content = "[{'sku': 'A-100', 'price': 24.5, 'note': None, 'ok': True}, {'sku': 'B-2', 'price': 3, 'note': 'x'}]"
+    result = await call(tools["write_file"], path="products.json", content=content)
+    assert not result.is_error and "Warning" not in result.text
+    assert "the content was Python syntax (single quotes, None, True), not JSON; it was written as JSON" in result.text
+    assert json.loads((jail.root / "products.json").read_text()) == [
+        {"sku": "A-100", "price": 24.5, "note": None, "ok": True},
+        {"sku": "B-2", "price": 3, "note": "x"},
+    ]
+    valid = '{"a": 1}'  # JSON is written as it is, spacing and all
+    assert "Note" not in (await call(tools["write_file"], path="a.json", content=valid)).text
+    assert (jail.root / "a.json").read_text() == valid
+    for literal in ("{'a': float('nan')}", "{'a': b'x'}", "{(1, 2): 'tuple key'}", "'just a string'"):
+        kept = await call(tools["write_file"], path="b.json", content=literal)
+        assert "Warning: b.json is not valid JSON" in kept.text, literal
+        assert (jail.root / "b.json").read_text() == literal
+    same = "{'a': 1}"  # only .json files are converted
+    await call(tools["write_file"], path="notes.txt", content=same)
+    assert (jail.root / "notes.txt").read_text() == same
+
+
+async def test_a_module_that_imports_itself_is_not_written(tools: dict[str, Tool], jail: PathJail) -> None:
+    original = "def word_count(text):\n    return len(text.split())\n"
+    (jail.root / "textutils.py").write_text(original)
+    appended = await call(
+        tools["edit_file"], path="textutils.py", old_text="", new_text="from textutils import slugify\nslugify = str\n"
+    )
+    assert appended.is_error
+    assert appended.text.startswith("Not written: textutils.py imports itself at line 3 (`from textutils import")
+    assert "textutils.py is unchanged; write it again without that line." in appended.text
+    whole = await call(tools["write_file"], path="textutils.py", content="import textutils\nx = 1\n")
+    assert whole.is_error and "imports itself at line 1 (`import textutils`)" in whole.text
+    assert (jail.root / "textutils.py").read_text() == original
+    other = await call(tools["write_file"], path="app.py", content="from textutils import word_count\n")
+    assert not other.is_error  # importing another module is fine
+
+
+async def test_a_module_giving_a_pattern_to_str_replace_gets_a_warning(tools: dict[str, Tool], jail: PathJail) -> None:
+    code = "def slugify(title):\n    return title.lower().replace('[^a-z0-9]+', '-')\n"
+    result = await call(tools["write_file"], path="textutils.py", content=code)
+    assert not result.is_error
+    assert result.text.endswith(
+        "\nWarning: textutils.py line 2 calls .replace(r'[^a-z0-9]+', ...), but str.replace looks for that exact "
+        "text, not a regular expression; for a pattern use re.sub(pattern, replacement, text) (import re)."
+    )
+    fixed = await call(
+        tools["edit_file"], path="textutils.py", old_text=".replace('[^a-z0-9]+', '-')", new_text=".replace(' ', '-')"
+    )
+    assert "Warning" not in fixed.text
+    notes = await call(tools["write_file"], path="notes.md", content="Use .replace('[^a-z0-9]+', '-') here.\n")
+    assert "Warning" not in notes.text  # only Python files are read as code
+
+
+async def test_a_new_test_file_runners_would_not_collect_gets_a_note(tools: dict[str, Tool], jail: PathJail) -> None:
+    tests = "def test_main():\n    assert True\n"
+    created = await call(tools["write_file"], path="tests/main.py", content=tests)
+    assert created.text.endswith("so they will not run tests/main.py; name it tests/test_main.py.")
+    assert "Note" not in (await call(tools["write_file"], path="tests/test_main.py", content=tests)).text
+
+
+async def test_overwriting_a_module_says_which_definitions_it_dropped(tools: dict[str, Tool], jail: PathJail) -> None:
+    (jail.root / "textutils.py").write_text("def word_count(t):\n    return 1\n\n\nclass Title:\n    pass\n")
+    result = await call(tools["write_file"], path="textutils.py", content="def slugify(t):\n    return t\n")
+    assert result.text.endswith(
+        "\nNote: textutils.py no longer defines word_count, Title, which it defined before this write. "
+        "If they must stay, write the file again with them."
+    )
+    kept = "def word_count(t):\n    return 2\n\n\nclass Title:\n    pass\n\n\ndef slugify(t):\n    return t\n"
+    (jail.root / "textutils.py").write_text("def word_count(t):\n    return 1\n\n\nclass Title:\n    pass\n")
+    assert "Note" not in (await call(tools["write_file"], path="textutils.py", content=kept)).text
+
+
+async def test_line_breaks_a_model_put_inside_python_string_literals_are_written_as_escapes(
+    tools: dict[str, Tool], jail: PathJail
+) -> None:
+    # JSON's \n decoded inside print('...'): the script the model meant prints four lines.
+    result = await call(tools["write_file"], path="squares.py", content="print('1\n4\n9\n16')")
+    assert (jail.root / "squares.py").read_text() == "print('1\\n4\\n9\\n16')"
+    assert "line breaks inside string literals; they were written as \\n escapes" in result.text
+    assert "Warning" not in result.text
+    text = "print('1\n4')"  # the same text in a file that is not Python is written as it is
+    await call(tools["write_file"], path="notes.txt", content=text)
+    assert (jail.root / "notes.txt").read_text() == text
