@@ -102,13 +102,20 @@ def refused_python(name: str, text: str) -> str | None:
     return f"Not written: {problem}. {name} is unchanged; write it again without that line." if problem else None
 
 
-def dropped_definitions(before: str, after: str) -> list[str]:
-    """Top-level functions and classes that ``before`` defines and ``after`` no longer does."""
+def dropped_note(name: str, before: bytes, after: str) -> str | None:
+    """A note naming the top-level functions and classes the module ``name`` defined ``before``
+    and no longer does ``after`` an overwrite (None: none lost, or either side does not parse)."""
     try:
-        old, new = _definitions(before), _definitions(after)
+        kept = set(_definitions(after))
+        dropped = [definition for definition in _definitions(before.decode(errors="replace")) if definition not in kept]
     except (SyntaxError, ValueError):
-        return []
-    return [name for name in old if name not in new]
+        return None
+    if not dropped:
+        return None
+    return (
+        f"Note: {name} no longer defines {', '.join(dropped)}, which it defined before this write. "
+        "If they must stay, write the file again with them."
+    )
 
 
 def _definitions(text: str) -> list[str]:

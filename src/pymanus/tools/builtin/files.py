@@ -28,7 +28,7 @@ from pymanus.tools.builtin.code_lint import regex_in_replace, undiscoverable_tes
 from pymanus.tools.builtin.code_repair import WRITTEN_STRING_NOTE, repair_string_line_breaks
 from pymanus.tools.builtin.file_formats import (
     LITERAL_AS_JSON_NOTE,
-    dropped_definitions,
+    dropped_note,
     format_warning,
     python_literal_as_json,
     refused_python,
@@ -204,12 +204,8 @@ def file_tools(
             report += f"\n{LITERAL_AS_JSON_NOTE}"
         if not existed and (hidden := undiscoverable_test(jail.relative(real), content)):
             report += f"\n{hidden}"
-        old_source = before.decode(errors="replace") if real.suffix == ".py" and before else ""
-        if dropped := dropped_definitions(old_source, content):
-            report += (
-                f"\nNote: {jail.relative(real)} no longer defines {', '.join(dropped)}, which it defined before this "
-                "write. If they must stay, write the file again with them."
-            )
+        if real.suffix == ".py" and before and (dropped := dropped_note(jail.relative(real), before, content)):
+            report += f"\n{dropped}"
         return report + _format_note(jail.relative(real), content)
 
     def change(path: str, old_text: str, new_text: str, insert_line: int | None, replace_all: bool = False) -> str:
