@@ -127,3 +127,46 @@ def test_a_markdown_report_without_the_table_the_task_asks_for_is_sent_back(tmp_
     (tmp_path / "report.md").write_text("# Sales\n\n| region | total |\n|---|---|\n| North | 1.5 |\n")
     assert table_problems(task, context) == []
     assert table_problems("Write report.md summarising sales.csv.", context) == []  # no table asked for
+
+
+SQUARES_TASK = "Write squares.py that prints the squares of 1 to 10, one per line, and save its output to squares.txt"
+
+
+@pytest.mark.parametrize(
+    "written",
+    ["1.0 4.0 9.0 16.0\n", "[1, 4, 9, 16]\n", "1, 4, 9, 16", "src/a.py src/b/c.py\n", "'a.txt', 'b.txt'\n"],
+)
+def test_a_list_written_on_one_line_where_the_task_wants_one_per_line_is_sent_back(
+    tmp_path: Path, written: str
+) -> None:
+    context = start_run(tmp_path, SQUARES_TASK, {})
+    (tmp_path / "squares.txt").write_text(written)
+    [problem] = table_problems(SQUARES_TASK, context)
+    assert problem.startswith(f"squares.txt holds {len(written.split())} items on one line")
+    assert "but the task asks for one per line" in problem
+    answer = missing_outputs(SQUARES_TASK, "Done.", context)
+    assert answer is not None and problem in answer
+
+
+@pytest.mark.parametrize(
+    ("task", "written"),
+    [
+        (SQUARES_TASK, "1\n4\n9\n16\n"),
+        (SQUARES_TASK, "42\n"),  # one item
+        (SQUARES_TASK, "No squares to print\n"),  # words, not a list
+        ("Write squares.txt with the squares of 1 to 4.", "1 4 9 16\n"),  # no line layout asked for
+        ("Find every file with TODO and write their paths to todo.txt, each on its own line.", "src/a.py\n"),
+    ],
+)
+def test_lists_laid_out_as_asked_or_with_one_item_pass(tmp_path: Path, task: str, written: str) -> None:
+    context = start_run(tmp_path, task, {})
+    name = "todo.txt" if "todo.txt" in task else "squares.txt"
+    (tmp_path / name).write_text(written)
+    assert table_problems(task, context) == []
+
+
+def test_each_on_its_own_line_asks_for_one_item_per_line_too(tmp_path: Path) -> None:
+    task = "Find every file with TODO and write their paths to todo.txt, each on its own line."
+    context = start_run(tmp_path, task, {})
+    (tmp_path / "todo.txt").write_text("src/a.py, src/b.py\n")
+    assert table_problems(task, context)[0].startswith("todo.txt holds 2 items on one line ('src/a.py, src/b.py')")

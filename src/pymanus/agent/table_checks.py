@@ -1,10 +1,12 @@
-"""Checks of the tables a run wrote against the task: the table and columns it asks for, cells left empty.
+"""Checks of the tables and lists a run wrote against the task: the table and columns it asks for,
+cells left empty, one item per line.
 
 Small models merge two CSV files with a left join (a row of empty cells for a customer
 with no order), keep pandas' column order instead of the one the task lists, or add an
 index column, and call the result done: the rows were in front of them, but they did not
 hold them against the task; or they write a Markdown report of loose lines when the
-task asks for a table. :func:`table_problems` names these when a final answer is
+task asks for a table; or they print a list on one line (``1.0 4.0 9.0``) into a file the
+task wants one item per line. :func:`table_problems` names these when a final answer is
 given (:func:`pymanus.agent.manus.missing_outputs`), for every model.
 """
 
@@ -27,6 +29,12 @@ _TABLE = re.compile(r"\btable\b", re.IGNORECASE)
 _SEPARATOR = re.compile(r"\s*,\s*(?:and\s+)?|\s+and\s+")
 _NOT_A_COLUMN = {"a", "an", "the", "its", "their", "each", "every", "all", "of", "for", "with", "in", "from"}
 _TABLES = (".csv", ".tsv", ".md")
+# "one per line", "one path a line", "each on its own line"
+_ONE_PER_LINE = re.compile(r"\bone(?:\s+\w+)?\s+(?:per|a|each)\s+line\b|\beach\s+on\s+(?:its|a)\s+own\s+line\b", re.I)
+_LISTS = (".txt", ".md", ".csv", ".log")
+_LIST_SEPARATOR = re.compile(r"\s*[,;]\s*|\s+")
+# A number, a path or a quoted string: items of a list, not words of a sentence.
+_LIST_ITEM = re.compile(r"-?\d+(?:\.\d+)?|[\w.-]*[/.][\w./-]+|'[^']*'|\"[^\"]*\"")
 _INPUTS_READ = 50
 """Input CSV files read to learn whether the inputs have empty cells."""
 
@@ -54,6 +62,7 @@ def table_problems(task: str, context: ToolContext) -> list[str]:
             "then one row per item, like | North | 12.50 |"
         )
     problems.extend(_empty_cell_problems(workspace, written, input_files(context, written)))
+    problems.extend(_one_line_lists(task, workspace, written))
     return problems
 
 
@@ -104,6 +113,23 @@ def table_header(path: Path) -> list[str] | None:
         if TABLE_RULE.match(line) and "|" in line and "|" in lines[number - 1]:
             return [cell.strip() for cell in lines[number - 1].strip().strip("|").split("|")]
     return None
+
+
+def _one_line_lists(task: str, workspace: Path, written: Sequence[str]) -> list[str]:
+    """The file the task wants one item per line, when the run wrote all its items on one line."""
+    match = _ONE_PER_LINE.search(task)
+    name = _file_near(task, match.start(), _LISTS) if match else None
+    path = _written_path(workspace, name, written) if name is not None else None
+    if path is None:
+        return []
+    lines = [line for line in read_head(path).splitlines() if line.strip()]
+    items = _LIST_SEPARATOR.split(lines[0].strip(" []()")) if len(lines) == 1 else []
+    if len(items) < 2 or not all(_LIST_ITEM.fullmatch(item) for item in items):
+        return []  # one item, or a line of words: nothing says it was meant as several
+    return [
+        f"{name} holds {len(items)} items on one line ({lines[0][:80]!r}), but the task asks for one per line: "
+        "write each on its own line ('\\n'.join(...) or one print per item)"
+    ]
 
 
 def _key(column: str) -> str:
