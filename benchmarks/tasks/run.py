@@ -199,8 +199,10 @@ async def run_suite(
 async def _preflight(factory: AgentFactory) -> str | None:
     """Why no agent can be built (a model that is not installed, a bad config), or ``None``.
 
-    It also sends the model one tiny request, so one-time costs (a local model's weights
-    and context, a connection) are not counted in the first task's seconds. A failing
+    It also sends the model one tiny request with the agent's system prompt and tools, so
+    one-time costs (a local model's weights and the evaluation of that shared prompt head, a
+    connection) are not counted in the first task's seconds: every later task reuses them,
+    as later ``pymanus run`` processes reuse a local model's saved prompt head. A failing
     warm-up is only logged: the tasks will show it.
     """
     from pymanus import Message, ModelSettings
@@ -212,7 +214,7 @@ async def _preflight(factory: AgentFactory) -> str | None:
             return f"cannot build the agent: {type(exc).__name__}: {exc}"
         try:
             messages = [Message.system(agent.system_prompt), Message.user("Reply with OK.")]
-            await agent.model.request(messages, [], ModelSettings(max_tokens=8))
+            await agent.model.request(messages, agent.toolset.definitions(), ModelSettings(max_tokens=8))
         except Exception as exc:
             logging.getLogger(__name__).warning("warm-up request failed: %s: %s", type(exc).__name__, exc)
         finally:

@@ -15,6 +15,7 @@ import pytest
 from pymanus import RunResult, RunState
 from pymanus.agent import progress
 from pymanus.agent.manus import EXAMPLE_RUN, build_manus_agent, missing_outputs
+from pymanus.agent.task_checks import CheckResult
 from pymanus.config import Settings
 from pymanus.models import Model, ScriptedModel, call
 from pymanus.sandbox import Sandbox
@@ -366,6 +367,38 @@ def test_a_question_answered_by_changing_the_files_puts_them_back(tmp_path: Path
     assert settings.read_text() == "[staging]\nport = 9091\n"
 
 
+async def test_the_file_tools_do_not_change_the_files_a_question_is_about(tmp_path: Path) -> None:
+    workspace = tmp_path / "ws"
+    (workspace / "config").mkdir(parents=True)
+    settings = workspace / "config" / "servers.ini"
+    settings.write_text("[staging]\nport = 9090\n")
+    model = ScriptedModel(
+        [
+            call("edit_file", path="config/servers.ini", old_text="9090", new_text="9091"),
+            call("write_file", path="config/servers.ini", content="port = 1\n"),
+            call("write_file", path="notes.txt", content="staging: 9090\n"),  # a new file is not an input
+            call("terminate", status="success", message="Port 9090."),
+        ]
+    )
+    result = await run_preset(workspace, model, "Which port does the staging server use?")
+    assert result.state is RunState.FINISHED and result.output == "Port 9090."
+    edit, write, scratch = [m.text for m in result.messages if m.role == "tool"][:3]
+    for refused in (edit, write):
+        assert refused.startswith(
+            "config/servers.ini was not changed: the task asks a question and no change, so the files stay as they are"
+        )
+    assert scratch.startswith("Created notes.txt")
+    assert settings.read_text() == "[staging]\nport = 9090\n"
+    change = ScriptedModel(
+        [
+            call("edit_file", path="config/servers.ini", old_text="9090", new_text="9091"),
+            call("terminate", status="success", message="Set to 9091."),
+        ]
+    )
+    await run_preset(workspace, change, "Set the staging port in config/servers.ini to 9091.")
+    assert settings.read_text() == "[staging]\nport = 9091\n"  # a task that asks for the change gets it
+
+
 def test_a_list_of_workspace_files_written_by_hand_is_sent_back(tmp_path: Path) -> None:
     """Files picked by their content are found by code: a small model lists every file it saw."""
     context = ToolContext(run_id="r", workspace=tmp_path)
@@ -447,6 +480,10 @@ def test_an_answer_with_a_number_no_file_or_code_output_holds_is_sent_back(tmp_p
     assert missing_outputs(task, "It uses port 9091.", context) is None  # a larger model is not second-guessed
     context.state[CODE_OUTPUT] = "\nports: 9091, 9092\n"  # a number the run's code printed is founded
     assert missing_outputs(task, "It uses port 9091.", context, uncomputed=True) is None
+    failing = CheckResult("python -m unittest test_ports", False, "exit code 1", "AssertionError: 9093 != 9090")
+    answer = "The test still fails: 9093 != 9090."  # numbers a check printed are founded too
+    problem = missing_outputs(task, answer, context, [failing], uncomputed=True)
+    assert problem is not None and "your answer gives" not in problem and "the task's check still fails" in problem
 
 
 async def test_what_the_code_printed_is_kept_for_the_answer_check(tmp_path: Path) -> None:

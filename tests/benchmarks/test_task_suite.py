@@ -28,8 +28,8 @@ from benchmarks.tasks import checks, run
 from benchmarks.tasks.suite import TASKS, Task, select
 
 from helpers.chat_server import ChatServer, completion, tool_call
-from pymanus import Agent, Model
-from pymanus.models import FunctionModel, ScriptedModel, call
+from pymanus import Agent, Message, Model
+from pymanus.models import FunctionModel, ScriptedModel, ToolDefinition, call
 from pymanus.sandbox import PathJail
 from pymanus.tools.builtin.files import file_tools
 
@@ -522,6 +522,23 @@ async def test_run_suite_goes_on_after_failures_and_summarizes_per_model() -> No
     row = run.format_row(outcomes[1])
     assert row.startswith("low_stock_answer #2") and "yes" in row
     assert run.header().split()[:3] == ["task", "ok", "steps"]
+
+
+async def test_the_warm_up_request_carries_the_agents_prompt_and_tools() -> None:
+    """The shared prompt head is evaluated before the first task, not counted in its seconds."""
+    requests: list[tuple[str, list[str]]] = []
+
+    def record(messages: list[Message], tools: list[ToolDefinition]) -> str:
+        requests.append((messages[0].text, [tool.name for tool in tools]))
+        return "7"
+
+    def build(workspace: Path) -> Agent:
+        return Agent(FunctionModel(record), tools=file_tools(PathJail(workspace)), system_prompt="Be brief.")
+
+    await run.run_suite({"seven": build}, select(["low_stock_answer"]))
+    warm_up, first_step = requests[0], requests[1]
+    assert warm_up == first_step
+    assert warm_up[0] == "Be brief." and {"read_file", "terminate"} <= set(warm_up[1])
 
 
 def test_main_lists_tasks_and_rejects_bad_input(capsys: pytest.CaptureFixture[str]) -> None:

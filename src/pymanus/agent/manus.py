@@ -160,7 +160,8 @@ def missing_outputs(
     problems.extend(table_problems(task, context))
     problems.extend(progress.restore_changed_inputs(task, context))
     if uncomputed:
-        printed = str(context.state.get(CODE_OUTPUT, ""))
+        # What the checks printed was in front of the model too ("AssertionError: 3.5 != 2.5").
+        printed = "\n".join([str(context.state.get(CODE_OUTPUT, "")), *(check.output for check in checks)])
         code_since = context.state.get(CODE_RAN)
         problems.extend(progress.uncomputed_outputs(task, context, code_since=code_since, printed=printed))
         problems.extend(progress.unfounded_answer_numbers(task, answer, context, printed))

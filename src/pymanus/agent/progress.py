@@ -26,7 +26,7 @@ from pymanus.agent.renames import rename_notes
 from pymanus.agent.task_checks import CheckResult
 from pymanus.sandbox.streams import fit
 from pymanus.tools.builtin.file_formats import format_problem
-from pymanus.tools.builtin.files import NUMBERED_LINE
+from pymanus.tools.builtin.files import KEPT_FILES, NUMBERED_LINE
 from pymanus.tools.builtin.workspace_scan import Snapshot, changed_files, describe_workspace, scan
 from pymanus.tools.tool import ToolContext
 
@@ -212,9 +212,10 @@ def restore_changed_inputs(task: str, context: ToolContext) -> list[str]:
     """For a task that only asks a question: put back the files the run changed, and say so.
 
     The 1.5B edited the settings it was asked about (the staging port), then answered with
-    its own edit, and told of it, "fixed" it by editing again. A question asks for no change,
-    so the files go back to their content when the run started (see :func:`task_message`)
-    and the model is told to answer from them.
+    its own edit, and told of it, "fixed" it by editing again. A question asks for no change:
+    the file tools refuse to change the files (:data:`~pymanus.tools.builtin.files.KEPT_FILES`,
+    set by :func:`task_message`), and what code changed anyway goes back to its content when
+    the run started, with a note to answer from the files.
     """
     originals: dict[str, bytes] = context.state.get(_ORIGINALS) or {}
     if not originals or not asks_only(task):
@@ -232,6 +233,11 @@ def restore_changed_inputs(task: str, context: ToolContext) -> list[str]:
     ]
 
 
+QUESTION_KEEPS_FILES = (
+    "the task asks a question and no change, so the files stay as they are. Answer from them: read them "
+    "or compute with python, then call terminate with the answer."
+)
+"""Why the file tools refuse to change a workspace file in a task that only asks a question."""
 _ORIGINALS = "progress.originals"
 """``ToolContext.state`` key: the workspace files when the run started, for a question task."""
 _ORIGINALS_LIMIT = 4_000_000
@@ -335,6 +341,7 @@ def task_message(task: str, context: ToolContext, checks: Sequence[CheckResult] 
                 kept[name] = content
                 budget -= size
         context.state[_ORIGINALS] = kept
+        context.state[KEPT_FILES] = (frozenset(snapshot), QUESTION_KEEPS_FILES)
     parts = [task, describe_workspace(workspace)]
     if checks:
         parts.append("The task's checks, run now:\n" + "\n".join(c.describe(BRIEF_CHECK_CHARS) for c in checks))

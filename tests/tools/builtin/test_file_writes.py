@@ -113,3 +113,22 @@ async def test_line_breaks_a_model_put_inside_python_string_literals_are_written
     text = "print('1\n4')"  # the same text in a file that is not Python is written as it is
     await call(tools["write_file"], path="notes.txt", content=text)
     assert (jail.root / "notes.txt").read_text() == text
+
+
+async def test_a_markdown_table_cut_by_empty_lines_gets_a_warning(tools: dict[str, Tool], jail: PathJail) -> None:
+    # '\n'.join(rows) of rows that each end in '\n': an empty line between every two rows.
+    content = "| region | total |\n|---|---|\n\n| East | 4865.83 |\n\n| North | 4329.53 |\n"
+    result = await call(tools["write_file"], path="report.md", content=content)
+    assert (
+        "Warning: report.md is not valid Markdown (the table at line 1 is cut by the empty line 3, and a table "
+        "ends at an empty line: write its rows one after another with no empty line between them"
+    ) in result.text
+    later = "| region | total |\n|---|---|\n| East | 4865.83 |\n\n| North | 4329.53 |\n"
+    result = await call(tools["write_file"], path="report.md", content=later)
+    assert "cut by the empty line 4" in result.text
+    for fine in (
+        "| a | b |\n|---|---|\n| 1 | 2 |\n\n| x | y |\n|---|---|\n| 3 | 4 |\n",  # two tables
+        "| a | b |\n|---|---|\n| 1 | 2 |\n\nTotal: 3 | of 4\n\nText after the table.\n",
+    ):
+        result = await call(tools["write_file"], path="report.md", content=fine)
+        assert "Warning" not in result.text, fine

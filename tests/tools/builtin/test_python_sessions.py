@@ -174,6 +174,21 @@ async def test_a_name_defined_in_a_workspace_module_says_where(once: Tool, sandb
     assert unknown.is_error and "The code raised NameError" in unknown.text
 
 
+async def test_a_comprehension_variable_used_outside_its_brackets_is_named(once: Tool) -> None:
+    code = (
+        "lines = ['a b', 'c']\n"
+        "words = sum(len(line.split()) for line in lines)\n"
+        "print(len(lines), len(line.split()))"
+    )
+    result = await call(once, code)
+    assert result.is_error and "NameError: name 'line' is not defined" in result.text
+    assert (
+        "`line` is the loop variable of the comprehension on line 2 and exists only inside its brackets"
+    ) in result.text
+    plain = await call(once, "print([x for x in range(3)], y)")
+    assert plain.is_error and "loop variable" not in plain.text
+
+
 async def test_an_unclosed_bracket_is_named(once: Tool) -> None:
     result = await call(once, "print(max([1, 2])")
     assert result.is_error and "a bracket it opens is never closed" in result.text

@@ -140,6 +140,12 @@ def _check_tables(text: str) -> None:
     for number, line in enumerate(lines, start=1):
         if TABLE_RULE.match(line) and "|" in line:
             below = lines[number] if number < len(lines) else ""
+            if (blank := _blank_inside_table(lines, number)) is not None:
+                raise ValueError(
+                    f"the table at line {number - 1} is cut by the empty line {blank}, and a table ends at an empty "
+                    "line: write its rows one after another with no empty line between them (rows that already "
+                    "end in \\n are joined with '', not '\\n')"
+                )
             if "|" not in below:
                 raise ValueError(
                     f"the table at line {number - 1} has a header and no rows: write the whole table at once, "
@@ -151,6 +157,22 @@ def _check_tables(text: str) -> None:
                     f"the table at line {start} has a second header at line {number - 1}: a table has one "
                     "header row, then its data rows (DataFrame.to_markdown(index=False) writes the whole table)"
                 )
+
+
+def _blank_inside_table(lines: list[str], rule: int) -> int | None:
+    """The number of the first empty line between rows of the table whose ``|---|`` is line ``rule``.
+
+    ``'\\n'.join(rows)`` of rows that each end in a line break leaves one between every two rows.
+    """
+    number = rule + 1
+    while number <= len(lines) and "|" in lines[number - 1]:
+        number += 1
+    follows = lines[number] if number < len(lines) else ""
+    after = lines[number + 1] if number + 1 < len(lines) else ""
+    cut = number <= len(lines) and not lines[number - 1].strip()
+    if cut and follows.lstrip().startswith("|") and not TABLE_RULE.match(after):
+        return number  # an empty line, then a row that is not the header of another table
+    return None
 
 
 _FORMATS: dict[str, tuple[str, Callable[[str], object]]] = {

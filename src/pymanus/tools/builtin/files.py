@@ -44,11 +44,15 @@ from pymanus.tools.builtin.file_search import (
     text_uses,
     word_uses,
 )
-from pymanus.tools.tool import Tool
+from pymanus.tools.tool import Tool, ToolContext
 
 F = TypeVar("F", bound=Callable[..., Any])
 
 PREVIEW_ROWS = 20
+KEPT_FILES = "files.kept"
+"""``ToolContext.state`` key: ``(paths, reason)``, workspace files (relative, ``/``-separated) that
+``write_file`` and ``edit_file`` refuse to change this run, and why (the Manus preset keeps the
+inputs of a task that only asks a question)."""
 MAX_LINE_CHARS = 2_000
 UNDO_DEPTH = 20
 
@@ -171,8 +175,13 @@ def file_tools(
             handle.seek(0)
             return _numbered(path, handle, start_line or 1, end_line, max_chars, count_all=size <= 50_000_000)
 
+    def refuse_kept(real: Path, context: ToolContext) -> None:
+        paths, reason = context.state.get(KEPT_FILES, ((), ""))
+        if jail.relative(real) in paths:
+            raise ToolError(f"{jail.relative(real)} was not changed: {reason}")
+
     @_observed
-    def write_file(path: str, content: str) -> str:
+    def write_file(path: str, content: str, *, context: ToolContext) -> str:
         """Create or overwrite a text file in the workspace (parent folders are created).
 
         Args:
@@ -180,6 +189,7 @@ def file_tools(
             content: the complete new content of the file.
         """
         real = jail.resolve(path, write=True)
+        refuse_kept(real, context)
         before: bytes | None = None
         if real.is_file() and real.stat().st_size <= max_read_bytes:
             reader, _ = jail.open_read(path)
@@ -208,8 +218,11 @@ def file_tools(
             report += f"\n{dropped}"
         return report + _format_note(jail.relative(real), content)
 
-    def change(path: str, old_text: str, new_text: str, insert_line: int | None, replace_all: bool = False) -> str:
+    def change(
+        path: str, old_text: str, new_text: str, insert_line: int | None, replace_all: bool, context: ToolContext
+    ) -> str:
         """Replace ``old_text`` (once or everywhere), or with an empty one add lines (after ``insert_line``)."""
+        refuse_kept(jail.resolve(path, write=True), context)
         if replace_all and not old_text:
             raise ToolError("replace_all replaces every occurrence of old_text: give the old_text to replace.")
         if old_text and insert_line is not None:
@@ -274,6 +287,8 @@ def file_tools(
         insert_line: int | None = None,
         replace_all: bool = False,
         undo: bool = False,
+        *,
+        context: ToolContext,
     ) -> str:
         """Edit a text file: replace text that occurs exactly once (or everywhere), add lines, or undo the last change.
 
@@ -296,11 +311,17 @@ def file_tools(
                 "Give old_text (with new_text) to replace, insert_line (with new_text) or an empty old_text to add "
                 "lines, or undo=true to revert the last change."
             )
-        return change(path, old_text or "", new_text, insert_line, replace_all)
+        return change(path, old_text or "", new_text, insert_line, replace_all, context)
 
     @_observed
     def edit_file_simple(
-        path: str, old_text: str, new_text: str, insert_line: int | None = None, replace_all: bool = False
+        path: str,
+        old_text: str,
+        new_text: str,
+        insert_line: int | None = None,
+        replace_all: bool = False,
+        *,
+        context: ToolContext,
     ) -> str:
         """Edit a text file: replace text that occurs exactly once (or everywhere), or add lines.
 
@@ -313,7 +334,7 @@ def file_tools(
                 without it, new_text goes at the end of the file.
             replace_all: replace every occurrence of old_text, not just one (for renaming).
         """
-        return change(path, old_text, new_text, insert_line, replace_all)
+        return change(path, old_text, new_text, insert_line, replace_all, context)
 
     @_observed
     def list_dir(path: str = ".", depth: int = 2) -> str:

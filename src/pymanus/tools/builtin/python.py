@@ -431,6 +431,14 @@ class PythonRunner:
             if "partially initialized module" in outcome.stderr and (circular := self._self_import(where)):
                 return f"The code raised ImportError (traceback above): {circular}."
             return self._missing_name_hint(str(status["missing"]), where)
+        if status.get("undefined") and status.get("comprehension_line"):
+            name, line = status["undefined"], status["comprehension_line"]
+            return (
+                f"The code raised NameError (traceback above): `{name}` is the loop variable of the comprehension "
+                f"on line {line} and exists only inside its brackets. To use what the comprehension computes, "
+                f"assign it to a variable there (count = sum(... for {name} in ...)) and use that variable, "
+                f"or write a for loop (for {name} in ...:) with the statements that need `{name}` inside it."
+            )
         if status.get("undefined") and (home := defining_module(self.sandbox.workspace, str(status["undefined"]))):
             name = status["undefined"]
             return (

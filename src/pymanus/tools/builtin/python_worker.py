@@ -149,10 +149,29 @@ def run_block(source: str, filename: str, namespace: dict[str, Any]) -> dict[str
             status["missing_file"] = os.path.relpath(os.fsdecode(exc.filename))
         elif isinstance(exc, NameError) and exc.name:
             status["undefined"] = exc.name
+            if (line := comprehension_line(tree, exc.name)) is not None:
+                status["comprehension_line"] = line
         elif isinstance(exc, TypeError) and (advice := call_signatures(exc)).get("signatures"):
             status.update(advice)
         return status
     return {"ok": True}
+
+
+_COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
+
+
+def comprehension_line(tree: ast.AST, name: str) -> int | None:
+    """The line of a comprehension whose loop variable is ``name``, if the code has one.
+
+    ``words = sum(len(line.split()) for line in lines)`` followed by ``len(line.split())``:
+    the NameError alone does not say that ``line`` lived only inside the brackets.
+    """
+    for node in ast.walk(tree):
+        if isinstance(node, _COMPREHENSIONS):
+            for generator in node.generators:
+                if any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(generator.target)):
+                    return node.lineno
+    return None
 
 
 @contextlib.contextmanager
