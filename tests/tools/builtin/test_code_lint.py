@@ -1,10 +1,11 @@
-"""Code that runs but cannot do what it means: a regular expression given to str.replace."""
+"""Code that runs but cannot do what it means: a regular expression given to str.replace, a loop
+variable named like the list the loop fills, tests no runner collects."""
 
 from __future__ import annotations
 
 import pytest
 
-from pymanus.tools.builtin.code_lint import regex_in_replace, undiscoverable_test
+from pymanus.tools.builtin.code_lint import code_mistakes, loop_rebinds_list, regex_in_replace, undiscoverable_test
 
 
 @pytest.mark.parametrize(
@@ -50,3 +51,39 @@ def test_tests_in_a_file_runners_do_not_collect_get_a_note() -> None:
         assert undiscoverable_test(collected, tests) is None, collected
     assert undiscoverable_test("tests/helpers.py", "def make_user():\n    return 1\n") is None
     assert undiscoverable_test("tests/notes.md", tests) is None
+
+
+WALK = (
+    "import os\n"
+    "files = []\n"
+    "for root, dirs, files in os.walk('src'):\n"
+    "    for name in files:\n"
+    "        if 'TODO' in open(os.path.join(root, name)).read():\n"
+    "            files.append(os.path.join(root, name))\n"
+    "print(files)\n"
+)
+
+
+def test_a_loop_variable_named_like_the_list_the_loop_fills_is_named() -> None:
+    assert loop_rebinds_list(WALK) == (
+        "line 3's for loop makes `files` its own loop variable, so the `files` that line 2 creates and line 6 "
+        "fills is replaced by each item the loop gives: give the list you fill another name "
+        "(found = [] ... found.append(...))"
+    )
+    assert loop_rebinds_list("seen = set()\nfor seen in groups:\n    seen.add(1)\n") is not None
+    assert code_mistakes(WALK + "t = t.replace('[^a-z]', '-')\n")[0].startswith("line 8 calls .replace(")
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        WALK.replace("files = []", "found = []")
+        .replace("files.append", "found.append")
+        .replace("print(files", "print(found"),
+        "rows = []\nfor rows in chunks:\n    print(rows)\n",  # rebound, but not filled in the loop
+        "rows = [1]\nfor rows in chunks:\n    rows.append(2)\n",  # not an empty list the code builds
+        "for (",
+    ],
+)
+def test_loops_that_fill_a_list_of_another_name_are_fine(source: str) -> None:
+    assert loop_rebinds_list(source) is None

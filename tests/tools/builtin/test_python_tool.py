@@ -83,6 +83,12 @@ async def test_a_pattern_given_to_str_replace_is_named(once: Tool) -> None:
     )
 
 
+async def test_a_loop_variable_named_like_the_list_it_fills_is_named(once: Tool) -> None:
+    code = "files = []\nfor root, dirs, files in os.walk('.'):\n    files.append(root)\nprint(len(files))"
+    result = await call(once, code)
+    assert "Note: your code's line 2's for loop makes `files` its own loop variable" in result.text
+
+
 async def test_traceback_shows_the_failing_line(once: Tool) -> None:
     code = "def f(x):\n    return 1 / x\nf(0)"
     result = await call(once, code)

@@ -41,6 +41,68 @@ def regex_in_replace(source: str) -> str | None:
     return None
 
 
+_FILLED = frozenset({"append", "extend", "add", "update", "insert"})
+
+
+def loop_rebinds_list(source: str) -> str | None:
+    """A note when a ``for`` loop's variable has the name of the list the code fills in that loop.
+
+    ``files = []``, then ``for root, dirs, files in os.walk('.')`` and ``files.append(path)``
+    inside it: the loop makes ``files`` each folder's own list, so the code appends to the list
+    it walks (the 1.5B's walk ran on with ``././././…`` paths) and the result is lost.
+    """
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError):
+        return None
+    emptied = {
+        target.id: node.lineno
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Assign) and _empty_collection(node.value)
+        for target in node.targets
+        if isinstance(target, ast.Name)
+    }
+    for loop in ast.walk(tree):
+        if not isinstance(loop, (ast.For, ast.AsyncFor)):
+            continue
+        rebound = {n.id for n in ast.walk(loop.target) if isinstance(n, ast.Name)} & set(emptied)
+        for call in (n for statement in loop.body for n in ast.walk(statement)):
+            if (
+                isinstance(call, ast.Call)
+                and isinstance(call.func, ast.Attribute)
+                and call.func.attr in _FILLED
+                and isinstance(call.func.value, ast.Name)
+                and call.func.value.id in rebound
+            ):
+                name = call.func.value.id
+                return (
+                    f"line {loop.lineno}'s for loop makes `{name}` its own loop variable, so the `{name}` that "
+                    f"line {emptied[name]} creates and line {call.lineno} fills is replaced by each item the loop "
+                    f"gives: give the list you fill another name (found = [] ... found.{call.func.attr}(...))"
+                )
+    return None
+
+
+def _empty_collection(value: ast.expr) -> bool:
+    """``[]``, ``{}``, ``list()``, ``set()`` or ``dict()``."""
+    if isinstance(value, ast.List):
+        return not value.elts
+    if isinstance(value, ast.Dict):
+        return not value.keys
+    return (
+        isinstance(value, ast.Call)
+        and isinstance(value.func, ast.Name)
+        and value.func.id in ("list", "set", "dict")
+        and not value.args
+        and not value.keywords
+    )
+
+
+def code_mistakes(source: str) -> list[str]:
+    """What :func:`regex_in_replace` and :func:`loop_rebinds_list` say of ``source``."""
+    return [mistake for lint in (regex_in_replace, loop_rebinds_list) if (mistake := lint(source))]
+
+
 _TEST_FUNCTION = re.compile(r"^\s*(?:async\s+)?def test\w*\(", re.MULTILINE)
 
 

@@ -24,7 +24,7 @@ from typing import Any, TypeVar
 
 from pymanus.errors import PathEscapeError, ToolError
 from pymanus.sandbox import PathJail
-from pymanus.tools.builtin.code_lint import regex_in_replace, undiscoverable_test
+from pymanus.tools.builtin.code_lint import code_mistakes, undiscoverable_test
 from pymanus.tools.builtin.code_repair import WRITTEN_STRING_NOTE, repair_string_line_breaks
 from pymanus.tools.builtin.file_formats import (
     LITERAL_AS_JSON_NOTE,
@@ -392,8 +392,8 @@ def _format_note(path: str, text: str) -> str:
     """A warning when the text written does not parse as the file's extension says, or is Python that
     cannot do what it means (see :mod:`code_lint`); "" if neither."""
     warning = format_warning(path, text)
-    if not warning and path.endswith(".py") and (mistake := regex_in_replace(text)):
-        warning = f"Warning: {path} {mistake}."
+    if not warning and path.endswith(".py") and (mistakes := code_mistakes(text)):
+        warning = "\n".join(f"Warning: {path} {mistake}." for mistake in mistakes)
     return f"\n{warning}" if warning else ""
 
 

@@ -36,7 +36,7 @@ from pymanus.errors import PathEscapeError
 from pymanus.models.base import PYTHON_SOURCE
 from pymanus.sandbox import PathJail, Sandbox
 from pymanus.sandbox.streams import fit
-from pymanus.tools.builtin.code_lint import regex_in_replace
+from pymanus.tools.builtin.code_lint import code_mistakes
 from pymanus.tools.builtin.code_repair import repair
 from pymanus.tools.builtin.file_formats import self_import
 from pymanus.tools.builtin.python_commands import PythonCommand, split_commands
@@ -162,7 +162,7 @@ class PythonRunner:
             if len(results) == 1
             else ToolResult(content="\n\n".join(r.text for r in results), is_error=any(r.is_error for r in results))
         )
-        if mistake := regex_in_replace(body):
+        for mistake in code_mistakes(body):
             result = result.model_copy(update={"content": f"{result.text}\n\nNote: your code's {mistake}."})
         if not result.is_error:
             ctx.state.setdefault(CODE_RAN, started)
