@@ -45,7 +45,10 @@ def test_leftovers_are_counted_inside_the_folder_the_task_names(tmp_path: Path) 
     (tmp_path / "CHANGELOG.md").write_text("First release of Skylark.\n")
     task = "Our product was renamed from Skylark to Nimbus. Update the documents in the docs folder."
     assert requested_renames(task, tmp_path) == [Rename("Skylark", "Nimbus", "docs")]
-    assert rename_notes(task, tmp_path) == ["Skylark is still used in docs/intro.md (2): replace it by Nimbus there"]
+    assert rename_notes(task, tmp_path) == [
+        "Skylark is still used in docs/intro.md (2): replace it by Nimbus there "
+        '(edit_file {"path": "docs/intro.md", "old_text": "Skylark", "new_text": "Nimbus", "replace_all": true})'
+    ]
     everywhere = "Our product was renamed from Skylark to Nimbus."
     assert rename_notes(everywhere, tmp_path)[0].startswith("Skylark is still used in CHANGELOG.md (1), docs/intro.md")
     (tmp_path / "docs" / "intro.md").write_text("Nimbus keeps notes.\n")
@@ -61,9 +64,9 @@ def test_an_unfinished_rename_is_in_the_reminder_and_sends_the_answer_back(tmp_p
     progress.task_message(task, context)
     reminder = progress.next_step_prompt(task, context)
     assert (
-        "calc_tot is still used in main.py (2): replace it by compute_total there (edit_file with replace_all"
-        in reminder
-    )
+        'calc_tot is still used in main.py (2): replace it by compute_total there (edit_file {"path": "main.py", '
+        '"old_text": "calc_tot", "new_text": "compute_total", "replace_all": true}), then the same in each other file.'
+    ) in reminder
     assert "call `terminate` now" not in reminder
     problem = missing_outputs(task, "Done.", context)
     assert problem is not None and "calc_tot is still used in main.py (2)" in problem

@@ -368,7 +368,7 @@ def next_step_prompt(task: str, context: ToolContext, checks: Sequence[CheckResu
         )
     parts.extend(check.describe(REMINDER_CHECK_CHARS if not check.passed else 300) for check in checks)
     renames = rename_notes(task, workspace)
-    parts.extend(f"{note} (edit_file with replace_all set to true, once per file)." for note in renames)
+    parts.extend(f"{note}, then the same in each other file." for note in renames)
     if any(not check.passed for check in checks):
         parts.append("Find the cause, fix it in the files (the checks run again after every change) and call one tool.")
     elif renames:

@@ -9,12 +9,13 @@ fact of the workspace, so the reminder and the completion check state it: which 
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
 
 from pymanus.sandbox import PathJail
-from pymanus.tools.builtin.file_search import WORD, word_uses
+from pymanus.tools.builtin.file_search import WORD, word_files
 
 _NAME = r"`?([A-Za-z_][\w.-]*?)`?"
 # (pattern, which group is the old name): "rename [the function] A to B", "renamed from A to B",
@@ -42,10 +43,19 @@ class Rename:
     folder: str = ""
 
     def describe(self, workspace: Path) -> str:
-        """``"calc_tot is still used in main.py (1), shop/cart.py (2)"``, or ``""`` once renamed everywhere."""
+        """``"calc_tot is still used in main.py (1), shop/cart.py (2): ..."`` with the edit that renames it
+        in the first of them, or ``""`` once renamed everywhere.
+
+        The call is spelled out: told only where the old name is, the 1.5B "renamed" with the
+        new name as old_text (``compute_total`` → ``compute_total``) and gave up on the error.
+        """
         jail = PathJail(workspace)
-        listed = word_uses(jail, self.old, skip=None, under=jail.root / self.folder if self.folder else None)
-        return f"{self.old} is still used in {listed}: replace it by {self.new} there" if listed else ""
+        files = word_files(jail, self.old, skip=None, under=jail.root / self.folder if self.folder else None)
+        if not files:
+            return ""
+        listed = ", ".join(f"{path} ({count})" for path, count in files)
+        edit = {"path": files[0][0], "old_text": self.old, "new_text": self.new, "replace_all": True}
+        return f"{self.old} is still used in {listed}: replace it by {self.new} there (edit_file {json.dumps(edit)})"
 
 
 def requested_renames(task: str, workspace: Path) -> list[Rename]:

@@ -270,8 +270,12 @@ def _files_matching(
 
 def word_uses(jail: PathJail, word: str, *, skip: Path | None, under: Path | None = None) -> str:
     """``"main.py (1), shop/cart.py (2)"``: the files where ``word`` is a whole word, or ``""``."""
-    regex = re.compile(rf"(?<!\w){re.escape(word)}(?!\w)")
-    return ", ".join(f"{path} ({count})" for path, count in _files_matching(jail, regex, skip=skip, under=under))
+    return ", ".join(f"{path} ({count})" for path, count in word_files(jail, word, skip=skip, under=under))
+
+
+def word_files(jail: PathJail, word: str, *, skip: Path | None, under: Path | None = None) -> list[tuple[str, int]]:
+    """The files where ``word`` is a whole word, with how many lines use it."""
+    return _files_matching(jail, re.compile(rf"(?<!\w){re.escape(word)}(?!\w)"), skip=skip, under=under)
 
 
 def text_uses(jail: PathJail, text: str, *, skip: Path | None) -> str:
