@@ -9,7 +9,9 @@ answer is accepted (a failing check sends the answer back).
 Only commands in backticks that start with ``python``, ``python3`` or ``pytest`` count.
 They run in the run's :class:`~pymanus.sandbox.Sandbox` (the isolation and limits of the
 ``python`` tool) on the interpreter PyManus runs on; a command whose script does not
-exist yet is skipped (the task may ask to write it). When the task asks for the same
+exist yet is skipped (the task may ask to write it). When one fails on a test, the call that
+test made into the workspace is rerun and shown line by line with its values
+(:mod:`pymanus.agent.failure_trace`). When the task asks for the same
 output as before ("must still work and print the same"), a command that passed once in the
 run fails when it later prints something else. The examples the task gives ("f(x)
 returns y", :mod:`pymanus.agent.task_examples`) run the same way.
@@ -29,6 +31,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path, PurePosixPath
 
+from pymanus.agent.failure_trace import TRACE_TIMEOUT, failure_trace
 from pymanus.agent.task_examples import task_examples
 from pymanus.sandbox.process import Sandbox
 from pymanus.sandbox.streams import fit
@@ -81,12 +84,21 @@ class CheckResult:
     """Standard output and error, as the terminal would show them."""
     own: bool = False
     """A check of the run's own work (:func:`own_checks`), not one the task names."""
+    trace: str = ""
+    """How the failing test's call into the workspace ran (:func:`~pymanus.agent.failure_trace.failure_trace`)."""
 
     def describe(self, limit: int) -> str:
-        """The verdict and the output cut to ``limit`` characters, for a prompt."""
+        """The verdict and the output cut to ``limit`` characters, for a prompt; then the trace, if any.
+
+        The trace (at most about :data:`~pymanus.agent.failure_trace.TRACE_CHARS`) does not count against
+        ``limit``: cut in the middle of a runner's traceback, it would lose the lines that locate the bug.
+        """
         verdict = "passes" if self.passed else "FAILS"
         text = fit(self.output.strip(), limit) if self.output.strip() else "(no output)"
-        return f"`{self.command}` {verdict} ({self.status}). Its output:\n```\n{text}\n```"
+        described = f"`{self.command}` {verdict} ({self.status}). Its output:\n```\n{text}\n```"
+        if self.trace:
+            described += f"\nPyManus reran the failing test and traced its call:\n```\n{self.trace}\n```"
+        return described
 
 
 _TEST_FILE = re.compile(r"(?:test_\w*|\w+_test)\.py")
@@ -138,7 +150,7 @@ class TaskChecks:
         if snapshot is not None and last is not None and last[:2] == (key, snapshot):
             return list(last[2])
         runnable = [(command, argv) for command in commands if (argv := self._argv(command)) is not None]
-        results = [await self._run(label, argv) for label, argv in runnable]
+        results = [await self._traced(await self._run(label, argv)) for label, argv in runnable]
         if _SAME_OUTPUT.search(task):
             results = [_as_before(result, context.state.setdefault(_BEFORE, {})) for result in results]
         results += [await self._run(example.label, example.argv()) for example in examples]
@@ -151,6 +163,13 @@ class TaskChecks:
         status = outcome.exit_description(self.sandbox.limits)
         output = "\n".join(part.rstrip("\n") for part in (outcome.stdout, outcome.stderr) if part.strip())
         return CheckResult(label, outcome.ok, status, output)
+
+    async def _traced(self, result: CheckResult) -> CheckResult:
+        """``result`` with the trace of its first failing test, when it failed on one."""
+        if result.passed:
+            return result
+        trace = await failure_trace(self.sandbox, result.output, min(self.timeout, TRACE_TIMEOUT))
+        return replace(result, trace=trace) if trace else result
 
     def _argv(self, command: str) -> list[str] | None:
         """The command on PyManus's interpreter; ``None`` when it names a script that is not there."""

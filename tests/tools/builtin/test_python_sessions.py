@@ -176,9 +176,7 @@ async def test_a_name_defined_in_a_workspace_module_says_where(once: Tool, sandb
 
 async def test_a_comprehension_variable_used_outside_its_brackets_is_named(once: Tool) -> None:
     code = (
-        "lines = ['a b', 'c']\n"
-        "words = sum(len(line.split()) for line in lines)\n"
-        "print(len(lines), len(line.split()))"
+        "lines = ['a b', 'c']\nwords = sum(len(line.split()) for line in lines)\nprint(len(lines), len(line.split()))"
     )
     result = await call(once, code)
     assert result.is_error and "NameError: name 'line' is not defined" in result.text

@@ -1,0 +1,363 @@
+"""How a failing test's call into the workspace ran, line by line, for the model.
+
+A named check (:mod:`pymanus.agent.task_checks`) that fails shows the model only the test
+runner's output: ``AssertionError: 3.5 != 2.5`` at ``self.assertEqual(median([4, 1, 3, 2]), 2.5)``.
+The 1.5B cannot get from there to the bug in ``stats.median``; it rereads the code and guesses.
+So the first failing test runs again under :func:`sys.settrace`, and the call it made into the
+workspace's code (not a test file, not an installed package) is shown as it ran: each line, the
+locals it changed, and the value returned or the exception raised, with the values of the
+return line's parts (``ordered[middle + 1] = 4``).
+
+The call shown is the last one the test made, from the line its traceback points at, straight
+into workspace code (what that code calls is not traced): a test that asserts
+``median([1, 2, 3])`` and then ``median([4, 1, 3, 2])`` fails on the second. The trace runs in
+the same sandbox as the check and only reads: the parts evaluated contain no call.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from dataclasses import dataclass
+from typing import Literal
+
+from pymanus.sandbox.process import Sandbox
+
+TRACE_CHARS = 800
+"""The most characters a trace takes; the lines in the middle of a long one are cut."""
+TRACE_TIMEOUT = 20.0
+"""Wall-clock seconds a traced rerun may take: a check's test that runs longer is not worth the wait."""
+_ENV = {"PYTHONDONTWRITEBYTECODE": "1", "MPLBACKEND": "Agg", "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}
+"""As a check's, and without pytest plugins: one (pytest-cov) would replace the tracer."""
+_MARK = "<<<pymanus failure trace>>>"
+"""Precedes the trace in the program's output: what the test itself prints comes before it."""
+
+_UNITTEST = re.compile(r"^(?:FAIL|ERROR): (test\w*) \(([\w.]+)\)", re.MULTILINE)
+_UNITTEST_END = re.compile(r"^(?:={20,}|Ran \d+ tests?\b)", re.MULTILINE)
+_UNITTEST_AT = re.compile(r'File "([^"\n]+)", line (\d+)')
+_PYTEST = re.compile(r"^FAILED (\S+?\.py)::(\S+)", re.MULTILINE)
+_PYTEST_HEADER = re.compile(r"^_{3,} (.+?) _{3,}$", re.MULTILINE)
+_PYTEST_AT = re.compile(r"^([^\s:]+\.py):(\d+):", re.MULTILINE)
+_TEST_FILE = re.compile(r"(?:test_\w*|\w+_test)\.py")
+
+
+@dataclass(frozen=True)
+class FailingTest:
+    """The first failing test in a check's output, and the line of its file the failure points at."""
+
+    id: str
+    """A unittest name (``test_stats.StatsTest.test_median_even``) or a pytest node id."""
+    runner: Literal["unittest", "pytest"]
+    file: str = ""
+    """The test file as the traceback names it; empty when the output has no traceback."""
+    line: int = 0
+    """The line of the test file the traceback ends at (0: unknown): where the failing call was made."""
+
+
+def failing_test(output: str) -> FailingTest | None:
+    """The first failing test in a unittest or pytest ``output``; ``None`` when there is none."""
+    unittest_match = _UNITTEST.search(output)
+    pytest_match = _PYTEST.search(output)
+    if unittest_match and (not pytest_match or unittest_match.start() < pytest_match.start()):
+        method, name = unittest_match.groups()
+        if name.startswith("unittest."):
+            return None  # the module did not import (``unittest.loader._FailedTest``)
+        # Python 3.11 names the method inside the parentheses; 3.10 and older only the class.
+        test_id = name if name.endswith(f".{method}") else f"{name}.{method}"
+        end = _UNITTEST_END.search(output, unittest_match.end())
+        block = output[unittest_match.end() : end.start() if end else len(output)]
+        return FailingTest(test_id, "unittest", *_last_test_line(_UNITTEST_AT.findall(block)))
+    if pytest_match:
+        path, rest = pytest_match.groups()
+        block = _pytest_block(output, rest.replace("::", "."))
+        return FailingTest(f"{path}::{rest}", "pytest", *_last_test_line(_PYTEST_AT.findall(block)))
+    return None
+
+
+def _pytest_block(output: str, title: str) -> str:
+    """The traceback pytest shows under ``____ title ____``; empty when it shows none."""
+    headers = list(_PYTEST_HEADER.finditer(output))
+    for index, header in enumerate(headers):
+        if header.group(1) == title:
+            end = headers[index + 1].start() if index + 1 < len(headers) else len(output)
+            summary = re.compile(r"^={3,}", re.MULTILINE).search(output, header.end(), end)
+            return output[header.end() : summary.start() if summary else end]
+    return ""
+
+
+def _last_test_line(places: list[tuple[str, str]]) -> tuple[str, int]:
+    """The last (file, line) of the traceback in a test file: the test's line that made the failing call."""
+    in_tests = [(path, int(line)) for path, line in places if _TEST_FILE.fullmatch(path.rsplit("/", 1)[-1])]
+    return in_tests[-1] if in_tests else ("", 0)
+
+
+async def failure_trace(
+    sandbox: Sandbox,
+    output: str,
+    timeout: float,  # noqa: ASYNC109 - a limit on the rerun, enforced by the sandbox
+) -> str | None:
+    """How the call of the first failing test in ``output`` ran, rerun in ``sandbox``; ``None`` if unknown.
+
+    ``timeout``: wall-clock seconds for the rerun, which traces and is slower than the check was.
+    """
+    test = failing_test(output)
+    if test is None:
+        return None
+    argv = [sys.executable, "-c", _PROGRAM, test.id, test.runner, test.file, str(test.line), str(TRACE_CHARS)]
+    outcome = await sandbox.run(argv, env=_ENV, timeout=timeout, output_limit=20_000)
+    _, mark, trace = outcome.stdout.rpartition(_MARK)
+    return (trace.strip() or None) if mark else None
+
+
+# Runs in the sandbox, the workspace the working directory: argv is the test id, the runner,
+# the test file, the line of it the failure points at and the most characters to print.
+_PROGRAM = r'''
+import ast
+import contextlib
+import io
+import linecache
+import os
+import reprlib
+import sys
+
+TEST_ID, RUNNER, TEST_FILE, LINE, CHARS = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4]), int(sys.argv[5])
+ROOT = os.path.realpath(os.getcwd())
+MAX_LINES, VALUE_CHARS, SOURCE_CHARS = 40, 60, 70
+SHORT = reprlib.Repr()
+SHORT.maxstring = SHORT.maxother = VALUE_CHARS
+SHORT.maxlist = SHORT.maxtuple = SHORT.maxset = SHORT.maxdict = 10
+# What evaluating could run code or change state: the parts shown contain none of it.
+UNSAFE = (ast.Call, ast.NamedExpr, ast.Lambda, ast.Await, ast.Yield, ast.YieldFrom,
+          ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
+kinds, trees = {}, {}
+
+
+def kind(filename):
+    """'test' for a test file in the workspace, 'code' for its other code, else None."""
+    if filename not in kinds:
+        found = None
+        if filename.endswith(".py") and not filename.startswith("<"):
+            path = os.path.realpath(os.path.join(ROOT, filename))
+            name = os.path.basename(path)
+            installed = {"site-packages", "dist-packages"} & set(path.split(os.sep))
+            if path.startswith(ROOT + os.sep) and not installed and name != "conftest.py":
+                found = "test" if name.startswith("test_") or name.endswith("_test.py") else "code"
+        kinds[filename] = found
+    return kinds[filename]
+
+
+def show(value):
+    try:
+        text = SHORT.repr(value)
+    except Exception:
+        text = f"<unprintable {type(value).__name__}>"
+    return text if len(text) <= VALUE_CHARS else text[: VALUE_CHARS - 3] + "..."
+
+
+def source(filename, lineno):
+    text = linecache.getline(filename, lineno).strip()
+    return text if len(text) <= SOURCE_CHARS else text[: SOURCE_CHARS - 3] + "..."
+
+
+def statement(filename, lineno):
+    """The innermost statement on ``lineno`` and the expressions of it that run there."""
+    if filename not in trees:
+        try:
+            trees[filename] = ast.parse("".join(linecache.getlines(filename)))
+        except (SyntaxError, ValueError):
+            trees[filename] = ast.Module(body=[], type_ignores=[])
+    best = None
+    for node in ast.walk(trees[filename]):
+        if not isinstance(node, ast.stmt) or not node.lineno <= lineno <= node.end_lineno:
+            continue
+        if best is None or node.end_lineno - node.lineno <= best.end_lineno - best.lineno:
+            best = node  # on a tie the later one, nested deeper: ``if x: return y``
+    if best is None or isinstance(best, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        return None, []
+    if hasattr(best, "body"):  # a compound statement: only its header runs on the line
+        return best, [getattr(best, field) for field in ("test", "iter", "subject") if hasattr(best, field)]
+    return best, list(ast.iter_child_nodes(best))
+
+
+def parts(nodes, frame):
+    """'expression = value' for the subscripts, attributes and global names in ``nodes`` that call nothing."""
+    found = []
+
+    def visit(node):
+        if isinstance(node, ast.Call):  # not the call, but what its arguments read
+            for child in [*node.args, *(keyword.value for keyword in node.keywords)]:
+                visit(child)
+        elif isinstance(node, UNSAFE) or isinstance(getattr(node, "ctx", None), (ast.Store, ast.Del)):
+            return
+        elif isinstance(node, (ast.Subscript, ast.Attribute)):
+            if not any(isinstance(inner, UNSAFE) for inner in ast.walk(node)):
+                found.append(node)
+        elif isinstance(node, ast.Name):  # the locals are shown already
+            if node.id not in frame.f_locals and node.id not in frame.f_code.co_varnames:
+                found.append(node)
+        else:
+            for child in ast.iter_child_nodes(node):
+                visit(child)
+
+    for node in nodes:
+        visit(node)
+    shown = []
+    for node in found:
+        text = ast.unparse(node)
+        try:
+            value = eval(compile(ast.Expression(node), "<trace>", "eval"), frame.f_globals, dict(frame.f_locals))
+        except Exception as error:
+            shown.append(f"{text} raises {type(error).__name__}")
+            continue
+        if not (callable(value) or type(value).__name__ == "module"):
+            shown.append(f"{text} = {show(value)}")
+    return list(dict.fromkeys(shown))[:6]
+
+
+def signature(frame):
+    """The call as ``name(arguments)``, with the values the arguments had on entry."""
+    code, values = frame.f_code, frame.f_locals
+    names, count, keywords = code.co_varnames, code.co_argcount, code.co_kwonlyargcount
+    shown = [show(values.get(name)) for index, name in enumerate(names[:count]) if index or name not in ("self", "cls")]
+    rest = count + keywords
+    if code.co_flags & 4:  # *args
+        shown.extend(show(value) for value in values.get(names[rest], ()))
+    shown.extend(f"{name}={show(values.get(name))}" for name in names[count : count + keywords])
+    if code.co_flags & 8:  # **kwargs
+        kwargs = values.get(names[rest + 1 if code.co_flags & 4 else rest], {})
+        shown.extend(f"{key}={show(value)}" for key, value in kwargs.items())
+    return f"{getattr(code, 'co_qualname', code.co_name)}({', '.join(shown)})"
+
+
+class Call:
+    """One call the test made into workspace code, as it ran."""
+
+    def __init__(self, frame):
+        code, back = frame.f_code, frame.f_back
+        self.code, self.caller, self.caller_line = code, back.f_code.co_name, back.f_lineno
+        self.caller_file = os.path.basename(back.f_code.co_filename)
+        self.signature = signature(frame)
+        self.seen = self.locals(frame)
+        self.rows = []  # [line, the locals it changed, how the call ended there]
+        self.error = None
+        self.where = []  # the values of the last line's parts
+        self.stopped = False
+
+    def locals(self, frame):
+        return {name: show(value) for name, value in frame.f_locals.items()}
+
+    def note_changes(self, frame):
+        now = self.locals(frame)
+        if self.rows:
+            self.rows[-1][1].extend(f"{name} = {text}" for name, text in now.items() if self.seen.get(name) != text)
+        self.seen = now
+
+    def local(self, frame, event, arg):
+        # A "line" event comes before its line runs: what changed is seen at the next event.
+        if event == "line":
+            self.error = None  # an exception before it was handled
+            if not self.stopped:
+                self.note_changes(frame)
+                self.rows.append([frame.f_lineno, [], ""])
+                if len(self.rows) >= MAX_LINES:
+                    self.stopped, frame.f_trace_lines = True, False
+        elif event == "exception":
+            self.error = arg[1]
+        elif event == "return":
+            if not self.stopped:
+                self.note_changes(frame)
+            if self.stopped or not self.rows or self.rows[-1][0] != frame.f_lineno:
+                self.rows.append([frame.f_lineno, [], ""])
+            if self.stopped:  # the locals as they ended, on the last line
+                self.note_changes(frame)
+            node, nodes = statement(self.code.co_filename, frame.f_lineno)
+            if self.error is not None:
+                message = str(self.error).strip().split("\n")[0][:100]
+                self.rows[-1][2] = f"raised {type(self.error).__name__}" + (f": {message}" if message else "")
+                self.where = parts(nodes, frame)
+            else:
+                self.rows[-1][2] = f"returned {show(arg)}"
+                self.where = parts(nodes, frame) if isinstance(node, ast.Return) else []
+        return self.local
+
+    def render(self):
+        where = os.path.relpath(self.code.co_filename, ROOT)
+        head = f"How {self.signature} ran in {where}, called from {self.caller_file} line {self.caller_line}"
+        head += f" ({self.caller}):"
+        width = max(len(str(row[0])) for row in self.rows)
+        lines = []
+        for lineno, changes, end in self.rows:
+            notes = "; ".join(changes + ([end] if end else []))
+            text = source(self.code.co_filename, lineno) + (f"  # {notes}" if notes else "")
+            lines.append(f"  line {str(lineno).rjust(width)}  {text}")
+        tail = lines[-3:] if self.stopped else lines[-2:]  # a stopped trace ends on a line it did not follow
+        body = lines[: len(lines) - len(tail)]
+        if self.where:
+            tail.append(" " * (width + 8) + "where " + ", ".join(self.where))
+        room = CHARS - len(head) - sum(len(line) + 1 for line in tail) - 60
+        kept = []
+        for line in body:
+            if len(line) + 1 > room:
+                break
+            kept.append(line)
+            room -= len(line) + 1
+        cut = len(body) - len(kept)
+        if cut or self.stopped:
+            kept.append(f"  ... ({cut} more lines" + (f"; the trace stops after {MAX_LINES})" if self.stopped else ")"))
+        return "\n".join([head, *kept, *tail])[:CHARS]
+
+
+calls = {"last": None, "at_line": None}
+
+
+def tracer(frame, event, arg):
+    # Every call passes here; only one straight from a test into workspace code is followed.
+    back = frame.f_back
+    if event != "call" or back is None or frame.f_code.co_name == "<module>":
+        return None
+    if kind(frame.f_code.co_filename) != "code" or kind(back.f_code.co_filename) != "test":
+        return None
+    call = Call(frame)
+    calls["last"] = call
+    if back.f_lineno == LINE:
+        calls["at_line"] = call
+    return call.local
+
+
+def run():
+    if RUNNER == "unittest":
+        import unittest
+
+        if TEST_FILE and os.path.dirname(TEST_FILE) not in sys.path:
+            sys.path.append(os.path.dirname(TEST_FILE))  # a test that discovery found in a folder
+        loader = unittest.TestLoader()
+        suite = loader.loadTestsFromName(TEST_ID)  # imports before the tracing starts
+        if loader.errors:
+            return
+        sys.settrace(tracer)
+        try:
+            suite.run(unittest.TestResult())
+        finally:
+            sys.settrace(None)
+    else:
+        import pytest
+
+        sys.settrace(tracer)
+        try:
+            pytest.main([TEST_ID, "-q", "-p", "no:cacheprovider", "-p", "no:faulthandler", "-o", "addopts="])
+        finally:
+            sys.settrace(None)
+
+
+try:
+    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+        run()
+        call = calls["at_line"] or calls["last"]
+        text = call.render() if call is not None and call.rows else ""
+    if text:
+        sys.stdout.write("\n<<<pymanus failure trace>>>\n" + text + "\n")  # _MARK
+except BaseException:
+    pass
+sys.stdout.flush()
+os._exit(0)  # not waiting for threads the tested code left running
+'''
