@@ -214,7 +214,8 @@ async def _preflight(factory: AgentFactory) -> str | None:
             return f"cannot build the agent: {type(exc).__name__}: {exc}"
         try:
             messages = [Message.system(agent.system_prompt), Message.user("Reply with OK.")]
-            await agent.model.request(messages, agent.toolset.definitions(), ModelSettings(max_tokens=8))
+            tools = agent.toolset.definitions()  # in the prompt; a text reply (no tool allowed) ends at once
+            await agent.model.request(messages, tools, ModelSettings(max_tokens=8, allowed_tools=[]))
         except Exception as exc:
             logging.getLogger(__name__).warning("warm-up request failed: %s: %s", type(exc).__name__, exc)
         finally:
