@@ -20,6 +20,7 @@ from pathlib import Path
 from pymanus.agent import progress
 from pymanus.agent.agent import Agent
 from pymanus.agent.progress import locate, named_files, read_head
+from pymanus.agent.project_checks import pyproject_problems
 from pymanus.agent.renames import rename_notes
 from pymanus.agent.table_checks import table_problems
 from pymanus.agent.task_checks import CheckResult, TaskChecks
@@ -129,7 +130,8 @@ def missing_outputs(
     folder the task names exists and no file is empty or a template, the answer is not a placeholder,
     no file still uses a name the task renames, every JSON, TOML or Python file the run
     wrote parses, the tables it wrote have the columns the task lists and no empty cells
-    the inputs lack (:mod:`pymanus.agent.table_checks`), a task that only asks a question
+    the inputs lack (:mod:`pymanus.agent.table_checks`), a pyproject.toml gives the project name and
+    version the task gives (:mod:`pymanus.agent.project_checks`), a task that only asks a question
     changed no file (:func:`progress.restore_changed_inputs` puts them back), the task's named checks
     and the checks of the run's own work (``checks``, already run: the tests it wrote pass, its
     package modules import) pass, and (``uncomputed``) no data file was written from the
@@ -158,6 +160,7 @@ def missing_outputs(
     problems.extend(rename_notes(task, workspace))
     problems.extend(progress.invalid_outputs(context))
     problems.extend(table_problems(task, context))
+    problems.extend(pyproject_problems(task, context))
     problems.extend(progress.restore_changed_inputs(task, context))
     if uncomputed:
         # What the checks printed was in front of the model too ("AssertionError: 3.5 != 2.5").

@@ -1,0 +1,66 @@
+"""The project name and version a task gives, held against the pyproject.toml the run wrote."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from pymanus.agent import progress
+from pymanus.agent.manus import missing_outputs
+from pymanus.agent.project_checks import pyproject_problems
+from pymanus.tools.tool import ToolContext
+
+TASK = (
+    "Set up a new Python project called weather in this folder: a package folder weather with __init__.py "
+    "and cli.py, and a pyproject.toml with the project name and version 0.1.0."
+)
+
+
+def started(workspace: Path, task: str = TASK) -> ToolContext:
+    context = ToolContext(run_id="r", workspace=workspace)
+    progress.task_message(task, context)
+    return context
+
+
+def test_another_name_or_version_sends_the_answer_back(tmp_path: Path) -> None:
+    context = started(tmp_path)
+    (tmp_path / "pyproject.toml").write_text('[tool.poetry]\nname = "weather-cli"\nversion = "1.0"\n')
+    assert pyproject_problems(TASK, context) == [
+        "pyproject.toml gives the project name 'weather-cli', but the task calls the project weather: "
+        'set name = "weather" under [tool.poetry]',
+        "pyproject.toml gives the version '1.0', but the task asks for version 0.1.0: "
+        'set version = "0.1.0" under [tool.poetry]',
+    ]
+    problem = missing_outputs(TASK, "Done.", context)
+    assert problem is not None and "the task calls the project weather" in problem
+    (tmp_path / "pyproject.toml").write_text('[project]\nversion = "0.1.0"\n')
+    assert pyproject_problems(TASK, context) == [
+        "pyproject.toml gives the project name None, but the task calls the project weather: "
+        'set name = "weather" under [project]'
+    ]
+
+
+@pytest.mark.parametrize(
+    "written",
+    [
+        '[project]\nname = "weather"\nversion = "0.1.0"\n',
+        '[project]\nname = "Weather"\nversion = "0.1.0"\n',  # names compare as packaging does
+        '[tool.poetry]\nname = "weather"\nversion = "0.1.0"\n',
+        "[project\nname = ",  # does not parse: the format check speaks for it
+    ],
+)
+def test_the_name_and_version_the_task_gives_pass(tmp_path: Path, written: str) -> None:
+    context = started(tmp_path)
+    (tmp_path / "pyproject.toml").write_text(written)
+    assert pyproject_problems(TASK, context) == []
+
+
+def test_tasks_that_give_no_name_or_version_and_files_the_run_did_not_write_are_not_judged(tmp_path: Path) -> None:
+    (tmp_path / "pyproject.toml").write_text('[project]\nname = "old"\nversion = "9"\n')
+    context = started(tmp_path)
+    assert pyproject_problems(TASK, context) == []  # there before the run
+    other = "Add a pyproject.toml that requires Python version 3.11."
+    context = started(tmp_path, other)
+    (tmp_path / "pyproject.toml").write_text('[project]\nname = "x"\nversion = "0.2"\n')
+    assert pyproject_problems(other, context) == []
