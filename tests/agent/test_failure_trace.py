@@ -199,8 +199,28 @@ async def test_a_failing_check_shows_the_trace_and_a_passing_one_does_not(worksp
     assert not failing.passed and "AssertionError: 3.5 != 2.5" in failing.output
     assert "ordered[middle + 1] = 4" in failing.trace
     described = failing.describe(800)
-    assert described.index("AssertionError: 3.5 != 2.5") < described.index("reran the failing test")
+    assert described.index("AssertionError: 3.5 != 2.5") < described.index("run again under a tracer:")
     assert "# ordered = [1, 2, 3, 4]" in described and "where ordered[middle] = 3" in described
     (workspace / "stats.py").write_text(STATS.replace("middle + 1]", "middle - 1]"))
     [fixed] = await checks.results(task, context)
-    assert fixed.passed and fixed.trace == "" and "reran" not in fixed.describe(800)
+    assert fixed.passed and fixed.trace == "" and "tracer" not in fixed.describe(800)
+
+
+async def test_a_failing_example_of_the_task_shows_its_call_traced(workspace: Path) -> None:
+    (workspace / "textutils.py").write_text(
+        "def slugify(title):\n    lowered = title.lower()\n    return '-'.join(c for c in lowered if c.isalnum())\n"
+    )
+    checks, context = TaskChecks(Sandbox(workspace)), ToolContext(run_id="run", workspace=workspace)
+    task = 'Add slugify(title) to textutils.py. For example, slugify("Hello, World!") returns "hello-world".'
+    [failing] = await checks.results(task, context)
+    assert not failing.passed and "returned 'h-e-l-l-o-w-o-r-l-d', expected 'hello-world'" in failing.output
+    assert failing.trace.startswith("How slugify('Hello, World!') ran in textutils.py:\n")
+    assert "# lowered = 'hello, world!'" in failing.trace and "returned 'h-e-l-l-o-w-o-r-l-d'" in failing.trace
+    (workspace / "textutils.py").write_text("def slugify(title):\n    raise KeyError(title)\n")
+    [raising] = await checks.results(task, context)
+    assert "raise KeyError(title)  # raised KeyError" in raising.trace
+    (workspace / "textutils.py").write_text(
+        "import re\n\n\ndef slugify(title):\n    return re.sub(r'[^a-z0-9]+', '-', title.lower()).strip('-')\n"
+    )
+    [fixed] = await checks.results(task, context)
+    assert fixed.passed and fixed.trace == ""

@@ -11,13 +11,16 @@ return line's parts (``ordered[middle + 1] = 4``).
 The call shown is the last one the test made, from the line its traceback points at, straight
 into workspace code (what that code calls is not traced): a test that asserts
 ``median([1, 2, 3])`` and then ``median([4, 1, 3, 2])`` fails on the second. The trace runs in
-the same sandbox as the check and only reads: the parts evaluated contain no call.
+the same sandbox as the check and only reads: the parts evaluated contain no call. An example
+the task gives that fails (:mod:`pymanus.agent.task_examples`) is traced the same way
+(:func:`example_trace`).
 """
 
 from __future__ import annotations
 
 import re
 import sys
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -104,13 +107,30 @@ async def failure_trace(
     if test is None:
         return None
     argv = [sys.executable, "-c", _PROGRAM, test.id, test.runner, test.file, str(test.line), str(TRACE_CHARS)]
+    return await _traced(sandbox, argv, timeout)
+
+
+async def example_trace(
+    sandbox: Sandbox,
+    call: str,
+    modules: Sequence[str],
+    timeout: float,  # noqa: ASYNC109 - a limit on the rerun, enforced by the sandbox
+) -> str | None:
+    """How ``call``, an example the task gives (``slugify("Hello, World!")``), ran in the workspace
+    ``modules`` that define it; ``None`` if it could not be traced."""
+    argv = [sys.executable, "-c", _PROGRAM, call, "example", ",".join(modules), "0", str(TRACE_CHARS)]
+    return await _traced(sandbox, argv, timeout)
+
+
+async def _traced(sandbox: Sandbox, argv: list[str], timeout: float) -> str | None:  # noqa: ASYNC109
     outcome = await sandbox.run(argv, env=_ENV, timeout=timeout, output_limit=20_000)
     _, mark, trace = outcome.stdout.rpartition(_MARK)
     return (trace.strip() or None) if mark else None
 
 
 # Runs in the sandbox, the workspace the working directory: argv is the test id, the runner,
-# the test file, the line of it the failure points at and the most characters to print.
+# the test file, the line of it the failure points at and the most characters to print. For
+# the runner "example", the test id is the call to trace and the file the modules to import.
 _PROGRAM = r'''
 import ast
 import contextlib
@@ -133,9 +153,9 @@ kinds, trees = {}, {}
 
 
 def kind(filename):
-    """'test' for a test file in the workspace, 'code' for its other code, else None."""
+    """'test' for a test file in the workspace (or the example's call), 'code' for its other code, else None."""
     if filename not in kinds:
-        found = None
+        found = "test" if filename == "<example>" else None
         if filename.endswith(".py") and not filename.startswith("<"):
             path = os.path.realpath(os.path.join(ROOT, filename))
             name = os.path.basename(path)
@@ -282,8 +302,10 @@ class Call:
 
     def render(self):
         where = os.path.relpath(self.code.co_filename, ROOT)
-        head = f"How {self.signature} ran in {where}, called from {self.caller_file} line {self.caller_line}"
-        head += f" ({self.caller}):"
+        head = f"How {self.signature} ran in {where}"
+        if self.caller_file != "<example>":
+            head += f", called from {self.caller_file} line {self.caller_line} ({self.caller})"
+        head += ":"
         width = max(len(str(row[0])) for row in self.rows)
         lines = []
         for lineno, changes, end in self.rows:
@@ -325,7 +347,21 @@ def tracer(frame, event, arg):
 
 
 def run():
-    if RUNNER == "unittest":
+    if RUNNER == "example":
+        import importlib
+
+        namespace = {}
+        for module in TEST_FILE.split(","):
+            namespace.update(vars(importlib.import_module(module)))
+        code = compile(TEST_ID, "<example>", "eval")
+        sys.settrace(tracer)
+        try:
+            eval(code, namespace)
+        except Exception:
+            pass  # the trace shows where it raised
+        finally:
+            sys.settrace(None)
+    elif RUNNER == "unittest":
         import unittest
 
         if TEST_FILE and os.path.dirname(TEST_FILE) not in sys.path:

@@ -31,7 +31,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path, PurePosixPath
 
-from pymanus.agent.failure_trace import TRACE_TIMEOUT, failure_trace
+from pymanus.agent.failure_trace import TRACE_TIMEOUT, example_trace, failure_trace
 from pymanus.agent.task_examples import task_examples
 from pymanus.sandbox.process import Sandbox
 from pymanus.sandbox.streams import fit
@@ -97,7 +97,7 @@ class CheckResult:
         text = fit(self.output.strip(), limit) if self.output.strip() else "(no output)"
         described = f"`{self.command}` {verdict} ({self.status}). Its output:\n```\n{text}\n```"
         if self.trace:
-            described += f"\nPyManus reran the failing test and traced its call:\n```\n{self.trace}\n```"
+            described += f"\nThe failing call, run again under a tracer:\n```\n{self.trace}\n```"
         return described
 
 
@@ -153,7 +153,14 @@ class TaskChecks:
         results = [await self._traced(await self._run(label, argv)) for label, argv in runnable]
         if _SAME_OUTPUT.search(task):
             results = [_as_before(result, context.state.setdefault(_BEFORE, {})) for result in results]
-        results += [await self._run(example.label, example.argv()) for example in examples]
+        for example in examples:
+            result = await self._run(example.label, example.argv())
+            if not result.passed:
+                limit = min(self.timeout, TRACE_TIMEOUT)
+                result = replace(
+                    result, trace=await example_trace(self.sandbox, example.call, example.modules, limit) or ""
+                )
+            results.append(result)
         results += [replace(await self._run(label, argv, _OWN_ENV), own=True) for label, argv in own]
         context.state[_STATE] = (key, snapshot, results)
         return results
