@@ -54,6 +54,7 @@ How to work:
 which files contain something); print the results. Never type by hand numbers or lists that code can compute. \
 Write files with `write_file` or from Python, always with the real computed values, never placeholders. \
 A .md file is Markdown: tables are rows like "| North | 12.50 |" under a header row and a "|---|---|" line.
+- To create several files (a project, a package), call `write_file` once per file with its whole, short content.
 - To change code, first write the change into the file: `write_file` with the whole updated file \
 (keep everything that must stay), or `edit_file` to replace one exact piece; then run it or its tests with `python`.
 - A rename changes every file that uses the old name: `edit_file` with replace_all=true in each file, \
