@@ -382,6 +382,8 @@ async def test_the_file_tools_do_not_change_the_files_a_question_is_about(tmp_pa
     )
     result = await run_preset(workspace, model, "Which port does the staging server use?")
     assert result.state is RunState.FINISHED and result.output == "Port 9090."
+    callable_names = {tool.name for tool in model.request_tools[0]}  # the grammar of a local model holds these
+    assert {"read_file", "python", "terminate"} <= callable_names and not {"write_file", "edit_file"} & callable_names
     edit, write, scratch = [m.text for m in result.messages if m.role == "tool"][:3]
     for refused in (edit, write):
         assert refused.startswith(
@@ -397,6 +399,7 @@ async def test_the_file_tools_do_not_change_the_files_a_question_is_about(tmp_pa
     )
     await run_preset(workspace, change, "Set the staging port in config/servers.ini to 9091.")
     assert settings.read_text() == "[staging]\nport = 9091\n"  # a task that asks for the change gets it
+    assert "edit_file" in {tool.name for tool in change.request_tools[0]}
 
 
 def test_a_list_of_workspace_files_written_by_hand_is_sent_back(tmp_path: Path) -> None:

@@ -55,6 +55,9 @@ T = TypeVar("T")
 
 EXPLORE_TEMPERATURE = 0.8
 """Sampling temperature of the request after a repeated call (deterministic models loop)."""
+WITHHELD_TOOLS = "loop.withheld_tools"
+"""``ToolContext.state`` key: names of offered tools no response of the run may call (set by a
+``task_message`` hook; they stay in the request, see ``ModelSettings.allowed_tools``)."""
 
 
 @dataclass
@@ -533,6 +536,7 @@ class Run:
             floor = EXPLORE_TEMPERATURE
         if floor is not None and (settings.temperature or 0.0) < floor:
             settings = settings.model_copy(update={"temperature": floor})
+        withheld = {*withheld, *spec.context.state.get(WITHHELD_TOOLS, ())}
         if withheld:
             allowed = [tool.name for tool in tools if tool.name not in withheld]
             settings = settings.model_copy(update={"allowed_tools": allowed})

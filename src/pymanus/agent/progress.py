@@ -22,6 +22,7 @@ import re
 from collections.abc import Sequence
 from pathlib import Path
 
+from pymanus.agent.loop import WITHHELD_TOOLS
 from pymanus.agent.renames import rename_notes
 from pymanus.agent.task_checks import CheckResult
 from pymanus.sandbox.streams import fit
@@ -238,6 +239,9 @@ QUESTION_KEEPS_FILES = (
     "or compute with python, then call terminate with the answer."
 )
 """Why the file tools refuse to change a workspace file in a task that only asks a question."""
+FILE_CHANGING_TOOLS = frozenset({"write_file", "edit_file"})
+"""Tools no response may call in a task that only asks a question: the 1.5B edited the port it
+was asked about in every run, refused or not (``python`` stays, to read and compute)."""
 _ORIGINALS = "progress.originals"
 """``ToolContext.state`` key: the workspace files when the run started, for a question task."""
 _ORIGINALS_LIMIT = 4_000_000
@@ -342,6 +346,7 @@ def task_message(task: str, context: ToolContext, checks: Sequence[CheckResult] 
                 budget -= size
         context.state[_ORIGINALS] = kept
         context.state[KEPT_FILES] = (frozenset(snapshot), QUESTION_KEEPS_FILES)
+        context.state[WITHHELD_TOOLS] = FILE_CHANGING_TOOLS  # a question needs no file written
     parts = [task, describe_workspace(workspace)]
     if checks:
         parts.append("The task's checks, run now:\n" + "\n".join(c.describe(BRIEF_CHECK_CHARS) for c in checks))
