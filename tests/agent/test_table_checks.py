@@ -170,3 +170,26 @@ def test_each_on_its_own_line_asks_for_one_item_per_line_too(tmp_path: Path) -> 
     context = start_run(tmp_path, task, {})
     (tmp_path / "todo.txt").write_text("src/a.py, src/b.py\n")
     assert table_problems(task, context)[0].startswith("todo.txt holds 2 items on one line ('src/a.py, src/b.py')")
+
+
+TODO_TASK = "Find every file under src/ that contains TODO and write their paths to todo_files.txt, one per line."
+
+
+def test_a_list_of_files_outside_the_folder_the_task_is_about_is_sent_back(tmp_path: Path) -> None:
+    (tmp_path / "src" / "app").mkdir(parents=True)
+    (tmp_path / "src" / "app" / "main.py").write_text("# TODO\n")
+    (tmp_path / "README.md").write_text("TODO: docs\n")
+    context = start_run(tmp_path, TODO_TASK, {})
+    (tmp_path / "todo_files.txt").write_text("README.md\nsrc/app/main.py\n")
+    assert table_problems(TODO_TASK, context) == [
+        "todo_files.txt lists README.md, which is not under src/, the folder the task asks about: "
+        "search only there (os.walk('src'))"
+    ]
+    (tmp_path / "todo_files.txt").write_text("todo_files.txt\nsrc/app/main.py\n")
+    assert table_problems(TODO_TASK, context) == ["todo_files.txt lists itself: list only the files the task asks about"]
+    for fine in ("src/app/main.py\n", "app/main.py\n", "No file has a TODO.\n"):
+        (tmp_path / "todo_files.txt").write_text(fine)
+        assert table_problems(TODO_TASK, context) == [], fine
+    everywhere = "Find every file that contains TODO and write their paths to todo_files.txt, one per line."
+    (tmp_path / "todo_files.txt").write_text("README.md\nsrc/app/main.py\n")
+    assert table_problems(everywhere, context) == []  # no folder named: any file may be listed

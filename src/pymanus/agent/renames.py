@@ -14,6 +14,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from pymanus.agent.task_scope import scoped_folder
 from pymanus.sandbox import PathJail
 from pymanus.tools.builtin.file_search import WORD, word_files
 
@@ -28,9 +29,6 @@ _PATTERNS = tuple(
         (rf"\breplace\s+(?:every\s+|all\s+)?{_NAME}\s+(?:with|by)\s+{_NAME}(?!\w)", 1),
         (rf"\bsays?\s+{_NAME}\s+instead\s+of\s+{_NAME}(?!\w)", 2),
     )
-)
-_FOLDER = re.compile(
-    r"\b(?:in|under|inside)\s+(?:the\s+)?`?([\w.-]+(?:/[\w.-]+)*)/?`?(?:\s+(?:folder|directory)|/)", re.IGNORECASE
 )
 
 
@@ -60,9 +58,7 @@ class Rename:
 
 def requested_renames(task: str, workspace: Path) -> list[Rename]:
     """The renames ``task`` asks for whose old name is a word; folder-scoped when the task names one."""
-    folder = ""
-    if (named := _FOLDER.search(task)) and (workspace / named.group(1)).is_dir():
-        folder = named.group(1)
+    folder = scoped_folder(task, workspace)
     found: dict[str, Rename] = {}
     for pattern, old_group in _PATTERNS:
         for match in pattern.finditer(task):

@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from pymanus.agent.progress import FILE_NAME, input_files, locate, read_head, written_files
+from pymanus.agent.task_scope import scoped_folder
 from pymanus.tools.builtin.file_formats import TABLE_RULE
 from pymanus.tools.builtin.workspace_scan import empty_cells
 from pymanus.tools.tool import ToolContext
@@ -63,6 +64,7 @@ def table_problems(task: str, context: ToolContext) -> list[str]:
         )
     problems.extend(_empty_cell_problems(workspace, written, input_files(context, written)))
     problems.extend(_one_line_lists(task, workspace, written))
+    problems.extend(_paths_out_of_scope(task, workspace, written))
     return problems
 
 
@@ -130,6 +132,27 @@ def _one_line_lists(task: str, workspace: Path, written: Sequence[str]) -> list[
         f"{name} holds {len(items)} items on one line ({lines[0][:80]!r}), but the task asks for one per line: "
         "write each on its own line ('\\n'.join(...) or one print per item)"
     ]
+
+
+def _paths_out_of_scope(task: str, workspace: Path, written: Sequence[str]) -> list[str]:
+    """Lists of workspace files the run wrote that name files outside the folder the task is about,
+    or the list itself (the 1.5B walked '.' for "every file under src/" and listed its own output)."""
+    folder = scoped_folder(task, workspace)
+    problems = []
+    for name in written:
+        if not name.lower().endswith(_LISTS):
+            continue
+        listed = [line.strip() for line in read_head(workspace / name).splitlines() if line.strip()]
+        files = [path for path in listed if (workspace / path).is_file()]
+        outside = [path for path in files if folder and not path.startswith(f"{folder}/")]
+        if name in files:
+            problems.append(f"{name} lists itself: list only the files the task asks about")
+        elif outside:
+            problems.append(
+                f"{name} lists {', '.join(outside[:3])}, which {'is' if len(outside) == 1 else 'are'} not under "
+                f"{folder}/, the folder the task asks about: search only there (os.walk('{folder}'))"
+            )
+    return problems
 
 
 def _key(column: str) -> str:
