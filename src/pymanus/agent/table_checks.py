@@ -1,13 +1,14 @@
 """Checks of the tables and lists a run wrote against the task: the table and columns it asks for,
-cells left empty, one item per line.
+cells left empty, one item per line, files from the folder the task names.
 
 Small models merge two CSV files with a left join (a row of empty cells for a customer
 with no order), keep pandas' column order instead of the one the task lists, or add an
 index column, and call the result done: the rows were in front of them, but they did not
 hold them against the task; or they write a Markdown report of loose lines when the
 task asks for a table; or they print a list on one line (``1.0 4.0 9.0``) into a file the
-task wants one item per line. :func:`table_problems` names these when a final answer is
-given (:func:`pymanus.agent.manus.missing_outputs`), for every model.
+task wants one item per line, or list files outside the folder the task names.
+:func:`table_problems` names these when a final answer is given
+(:func:`pymanus.agent.manus.missing_outputs`), for every model.
 """
 
 from __future__ import annotations
