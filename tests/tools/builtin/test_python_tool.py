@@ -8,6 +8,7 @@ import socket
 import threading
 import time
 from collections.abc import Iterator
+from importlib.util import find_spec
 from pathlib import Path
 
 import pytest
@@ -40,6 +41,9 @@ def test_description_lists_the_data_libraries(tmp_path: Path) -> None:
     assert tool.timeout is not None and tool.timeout > 7
     assert list(tool.parameters["properties"]) == ["code"]
     assert ("pd.read_csv" in tool.description) == ("pandas" in available_libraries())
+    if "pandas" in available_libraries() and find_spec("tabulate"):
+        # The whole call, to copy: DataFrame.to_markdown returns the table's text.
+        assert "write_file('report.md', df.to_markdown()) for a Markdown table" in tool.description
 
 
 def test_session_tool_has_a_reset_and_is_not_parallel(tmp_path: Path) -> None:
