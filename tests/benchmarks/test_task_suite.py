@@ -17,7 +17,7 @@ import shutil
 import statistics
 import sys
 from collections import defaultdict
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable, Sequence
 from pathlib import Path
 
 import pytest
@@ -29,7 +29,8 @@ from benchmarks.tasks.suite import TASKS, Task, select
 
 from helpers.chat_server import ChatServer, completion, tool_call
 from pymanus import Agent, Message, Model
-from pymanus.models import FunctionModel, ScriptedModel, ToolDefinition, call
+from pymanus.models import FunctionModel, ModelSettings, ScriptedModel, ToolDefinition, call
+from pymanus.models.base import StreamItem
 from pymanus.sandbox import PathJail
 from pymanus.tools.builtin.files import file_tools
 
@@ -526,19 +527,25 @@ async def test_run_suite_goes_on_after_failures_and_summarizes_per_model() -> No
 
 async def test_the_warm_up_request_carries_the_agents_prompt_and_tools() -> None:
     """The shared prompt head is evaluated before the first task, not counted in its seconds."""
-    requests: list[tuple[str, list[str]]] = []
+    requests: list[tuple[str, list[str], list[str] | None]] = []
 
-    def record(messages: list[Message], tools: list[ToolDefinition]) -> str:
-        requests.append((messages[0].text, [tool.name for tool in tools]))
-        return "7"
+    class Recording(FunctionModel):
+        async def stream(
+            self, messages: Sequence[Message], tools: Sequence[ToolDefinition], settings: ModelSettings
+        ) -> AsyncIterator[StreamItem]:
+            requests.append((messages[0].text, [tool.name for tool in tools], settings.allowed_tools))
+            async for item in super().stream(messages, tools, settings):
+                yield item
 
     def build(workspace: Path) -> Agent:
-        return Agent(FunctionModel(record), tools=file_tools(PathJail(workspace)), system_prompt="Be brief.")
+        model = Recording(lambda messages, tools: "7")
+        return Agent(model, tools=file_tools(PathJail(workspace)), system_prompt="Be brief.")
 
     await run.run_suite({"seven": build}, select(["low_stock_answer"]))
-    warm_up, first_step = requests[0], requests[1]
-    assert warm_up == first_step
-    assert warm_up[0] == "Be brief." and {"read_file", "terminate"} <= set(warm_up[1])
+    (warm_up_prompt, warm_up_tools, allowed), (first_prompt, first_tools, _) = requests[:2]
+    assert warm_up_prompt == first_prompt == "Be brief." and warm_up_tools == first_tools
+    assert {"read_file", "terminate"} <= set(warm_up_tools)
+    assert allowed == []  # a text reply: the warm-up ends at once
 
 
 def test_main_lists_tasks_and_rejects_bad_input(capsys: pytest.CaptureFixture[str]) -> None:
