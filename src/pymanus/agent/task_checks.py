@@ -27,8 +27,9 @@ from __future__ import annotations
 import importlib.util
 import re
 import sys
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, replace
+from functools import partial
 from pathlib import Path, PurePosixPath
 
 from pymanus.agent.failure_trace import TRACE_TIMEOUT, example_trace, failure_trace
@@ -150,17 +151,17 @@ class TaskChecks:
         if snapshot is not None and last is not None and last[:2] == (key, snapshot):
             return list(last[2])
         runnable = [(command, argv) for command in commands if (argv := self._argv(command)) is not None]
-        results = [await self._traced(await self._run(label, argv)) for label, argv in runnable]
+        results = []
+        for label, argv in runnable:
+            result = await self._run(label, argv)
+            results.append(await self._traced(result, partial(failure_trace, self.sandbox, result.output)))
         if _SAME_OUTPUT.search(task):
             results = [_as_before(result, context.state.setdefault(_BEFORE, {})) for result in results]
         for example in examples:
             result = await self._run(example.label, example.argv())
-            if not result.passed:
-                limit = min(self.timeout, TRACE_TIMEOUT)
-                result = replace(
-                    result, trace=await example_trace(self.sandbox, example.call, example.modules, limit) or ""
-                )
-            results.append(result)
+            results.append(
+                await self._traced(result, partial(example_trace, self.sandbox, example.call, example.modules))
+            )
         results += [replace(await self._run(label, argv, _OWN_ENV), own=True) for label, argv in own]
         context.state[_STATE] = (key, snapshot, results)
         return results
@@ -171,12 +172,12 @@ class TaskChecks:
         output = "\n".join(part.rstrip("\n") for part in (outcome.stdout, outcome.stderr) if part.strip())
         return CheckResult(label, outcome.ok, status, output)
 
-    async def _traced(self, result: CheckResult) -> CheckResult:
-        """``result`` with the trace of its first failing test, when it failed on one."""
+    async def _traced(self, result: CheckResult, trace: Callable[[float], Awaitable[str | None]]) -> CheckResult:
+        """``result``, when it failed, with what ``trace`` (given a time limit) shows of the failing call."""
         if result.passed:
             return result
-        trace = await failure_trace(self.sandbox, result.output, min(self.timeout, TRACE_TIMEOUT))
-        return replace(result, trace=trace) if trace else result
+        shown = await trace(min(self.timeout, TRACE_TIMEOUT))
+        return replace(result, trace=shown) if shown else result
 
     def _argv(self, command: str) -> list[str] | None:
         """The command on PyManus's interpreter; ``None`` when it names a script that is not there."""
