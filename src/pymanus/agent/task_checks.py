@@ -14,7 +14,8 @@ test made into the workspace is rerun and shown line by line with its values
 (:mod:`pymanus.agent.failure_trace`). When the task asks for the same
 output as before ("must still work and print the same"), a command that passed once in the
 run fails when it later prints something else. The examples the task gives ("f(x)
-returns y", :mod:`pymanus.agent.task_examples`) run the same way.
+returns y", :mod:`pymanus.agent.task_examples`) run the same way, and so does a script whose
+output the task says to save to a file (:mod:`pymanus.agent.saved_output`).
 
 The run's own work is checked too (:func:`own_checks`): the test files it wrote must pass
 (with pytest when it is installed, else unittest), and the modules it wrote in a package must
@@ -33,8 +34,11 @@ from functools import partial
 from pathlib import Path, PurePosixPath
 
 from pymanus.agent.failure_trace import TRACE_TIMEOUT, example_trace, failure_trace
+from pymanus.agent.saved_output import SavedOutput, output_lines, saved_output
 from pymanus.agent.task_examples import task_examples
-from pymanus.sandbox.process import Sandbox
+from pymanus.errors import PathEscapeError
+from pymanus.sandbox.paths import PathJail
+from pymanus.sandbox.process import ProcessResult, Sandbox
 from pymanus.sandbox.streams import fit
 from pymanus.tools.builtin.python_commands import parse_command
 from pymanus.tools.builtin.workspace_scan import scan
@@ -143,10 +147,11 @@ class TaskChecks:
         commands = check_commands(task)
         examples = task_examples(task, workspace)
         own = own_checks(workspace, written)
-        if not commands and not examples and not own:
+        saved = saved_output(task)
+        if not commands and not examples and not own and saved is None:
             return []
         snapshot = scan(workspace)
-        key = (commands, examples, own)
+        key = (commands, examples, own, saved)
         last = context.state.get(_STATE)
         if snapshot is not None and last is not None and last[:2] == (key, snapshot):
             return list(last[2])
@@ -162,15 +167,50 @@ class TaskChecks:
             results.append(
                 await self._traced(result, partial(example_trace, self.sandbox, example.call, example.modules))
             )
+        if saved is not None and (saved_check := await self._saved_output(saved)) is not None:
+            results.append(saved_check)
         results += [replace(await self._run(label, argv, _OWN_ENV), own=True) for label, argv in own]
         context.state[_STATE] = (key, snapshot, results)
         return results
 
     async def _run(self, label: str, argv: list[str], env: dict[str, str] = _ENV) -> CheckResult:
         outcome = await self.sandbox.run(argv, env=env, timeout=self.timeout, output_limit=20_000)
+        return self._result(label, outcome)
+
+    def _result(self, label: str, outcome: ProcessResult) -> CheckResult:
         status = outcome.exit_description(self.sandbox.limits)
         output = "\n".join(part.rstrip("\n") for part in (outcome.stdout, outcome.stderr) if part.strip())
         return CheckResult(label, outcome.ok, status, output)
+
+    async def _saved_output(self, saved: SavedOutput) -> CheckResult | None:
+        """Whether ``saved.file`` holds what ``saved.script`` prints; ``None`` while either is missing."""
+        jail = PathJail(self.sandbox.workspace)
+        if not (jail.root / saved.script).is_file():
+            return None
+        try:
+            handle, _ = jail.open_read(saved.file)  # the file may be a link out of the workspace
+        except (PathEscapeError, OSError):
+            return None
+        with handle:
+            kept = handle.read(200_000).decode("utf-8", errors="replace")
+        label = f"python {saved.script}"
+        outcome = await self.sandbox.run(
+            [sys.executable, saved.script], env=_ENV, timeout=self.timeout, output_limit=20_000
+        )
+        result = self._result(label, outcome)
+        if not result.passed:
+            return result
+        if output_lines(outcome.stdout) == output_lines(kept):
+            return replace(result, status=f"{result.status}; {saved.file} holds what it prints")
+        return replace(
+            result,
+            passed=False,
+            status=(
+                f"{result.status}, but {saved.file} does not hold what it prints: once the script prints what the "
+                f"task asks, save its output with the python tool's command `python {saved.script} > {saved.file}`"
+            ),
+            output=f"{result.output}\n--- {saved.file} holds:\n{fit(kept.strip(), 2000)}",
+        )
 
     async def _traced(self, result: CheckResult, trace: Callable[[float], Awaitable[str | None]]) -> CheckResult:
         """``result``, when it failed, with what ``trace`` (given a time limit) shows of the failing call."""

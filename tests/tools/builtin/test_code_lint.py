@@ -5,7 +5,13 @@ from __future__ import annotations
 
 import pytest
 
-from pymanus.tools.builtin.code_lint import code_mistakes, loop_rebinds_list, regex_in_replace, undiscoverable_test
+from pymanus.tools.builtin.code_lint import (
+    code_mistakes,
+    float_power,
+    loop_rebinds_list,
+    regex_in_replace,
+    undiscoverable_test,
+)
 
 
 @pytest.mark.parametrize(
@@ -87,3 +93,20 @@ def test_a_loop_variable_named_like_the_list_the_loop_fills_is_named() -> None:
 )
 def test_loops_that_fill_a_list_of_another_name_are_fine(source: str) -> None:
     assert loop_rebinds_list(source) is None
+
+
+def test_a_whole_number_power_through_math_pow_is_named() -> None:
+    source = "import math\nfor i in range(1, 11):\n    print(math.pow(i, 2))\n"
+    assert float_power(source) == (
+        "line 3 calls math.pow, which always returns a float (math.pow(3, 2) is 9.0, printed with its .0); "
+        "for whole numbers write i ** 2, which keeps an int an int"
+    )
+    assert code_mistakes(source) == [float_power(source)]
+
+
+@pytest.mark.parametrize(
+    "source",
+    ["print(math.pow(x, 0.5))", "print(i ** 2)", "print(pow(i, 2))", "print(numpy.pow(i, 2))", "math.pow("],
+)
+def test_float_powers_and_int_powers_are_fine(source: str) -> None:
+    assert float_power(source) is None

@@ -98,9 +98,38 @@ def _empty_collection(value: ast.expr) -> bool:
     )
 
 
+def float_power(source: str) -> str | None:
+    """A note when code raises to a whole-number power with ``math.pow``, which always returns a float.
+
+    ``print(math.pow(i, 2))`` prints ``4.0`` where the task wanted the square ``4``: the 1.5B's
+    squares.py did that and no check of its own said so. ``i ** 2`` keeps an int an int.
+    """
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError):
+        return None
+    for node in ast.walk(tree):
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr == "pow"
+            and isinstance(node.func.value, ast.Name)
+            and node.func.value.id == "math"
+            and len(node.args) == 2
+            and isinstance(exponent := node.args[1], ast.Constant)
+            and type(exponent.value) is int
+        ):
+            base = ast.unparse(node.args[0])
+            return (
+                f"line {node.lineno} calls math.pow, which always returns a float (math.pow(3, 2) is 9.0, printed "
+                f"with its .0); for whole numbers write {base} ** {exponent.value}, which keeps an int an int"
+            )
+    return None
+
+
 def code_mistakes(source: str) -> list[str]:
-    """What :func:`regex_in_replace` and :func:`loop_rebinds_list` say of ``source``."""
-    return [mistake for lint in (regex_in_replace, loop_rebinds_list) if (mistake := lint(source))]
+    """What :func:`regex_in_replace`, :func:`loop_rebinds_list` and :func:`float_power` say of ``source``."""
+    return [mistake for lint in (regex_in_replace, loop_rebinds_list, float_power) if (mistake := lint(source))]
 
 
 _TEST_FUNCTION = re.compile(r"^\s*(?:async\s+)?def test\w*\(", re.MULTILINE)
