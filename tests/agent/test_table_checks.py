@@ -93,10 +93,15 @@ def test_empty_cells_the_inputs_lack_send_the_answer_back(merge_run: ToolContext
     )
     assert table_problems(MERGE_TASK, merge_run) == [
         "merged.csv has empty cells (1 in order_id, 1 in amount) though the input CSV files have none, as in the "
-        "row ',2,Ben,Porto,': rows that found no match in a merge (pandas' merge keeps only the rows that match "
-        "with its default how='inner'; how='left' or 'outer' keeps the others), or values that did not parse? "
-        "Check the code that wrote it"
+        "row ',2,Ben,Porto,': the empty columns come from orders.csv, so these rows are from another file and "
+        "match no row of orders.csv (a merge with how='left' keeps every row of its left table, how='outer' every "
+        "row of both); to keep one row per row of orders.csv, put it on the left: "
+        "orders.merge(other, on=..., how='left'), or values that did not parse? Check the code that wrote it"
     ]
+    # Empty cells in columns of both inputs: no one input to name.
+    (workspace / "merged.csv").write_text("order_id,customer_id,name,city,amount\n5001,,Ana,Lyon,9.5\n")
+    [problem] = table_problems(MERGE_TASK, merge_run)
+    assert "(1 in customer_id)" in problem and "rows that found no match in a merge (how='left' or" in problem
     (workspace / "customers.csv").write_text("customer_id,name,city\n1,Ana,\n2,Ben,Porto\n")
     # Written by the run now, so no longer an input: the inputs left (orders.csv) have no empty cells.
     assert table_problems(MERGE_TASK, merge_run)

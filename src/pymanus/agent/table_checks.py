@@ -176,8 +176,28 @@ def _empty_cell_problems(workspace: Path, written: Sequence[str], inputs: Sequen
             example = next((f", as in the row {row!r}" for row in rows), "")  # none when a quoted cell spans lines
             problems.append(
                 f"{name} has empty cells ({cells}) though the input CSV files have none{example}: "
-                "rows that found no match in a merge (pandas' merge keeps only the rows that match with its "
-                "default how='inner'; how='left' or 'outer' keeps the others), or values that did not parse? "
+                f"{_unmatched_rows(workspace, sources, list(counted))}, or values that did not parse? "
                 "Check the code that wrote it"
             )
     return problems
+
+
+def _unmatched_rows(workspace: Path, sources: Sequence[str], empty_columns: Sequence[str]) -> str:
+    """How a merge leaves cells empty, naming the input the empty columns come from when only one has them all.
+
+    The 1.5B merged ``customers`` with ``orders`` ``how='left'``: a customer without orders became a
+    row of empty order cells. Told only that a left merge keeps unmatched rows, it kept its left merge.
+    """
+    holders = [name for name in sources if set(empty_columns) <= set(table_header(workspace / name) or ())]
+    if len(holders) != 1 or len(sources) < 2:
+        return (
+            "rows that found no match in a merge (how='left' or 'outer' keeps such rows with empty cells; "
+            "the default how='inner' keeps only the rows that match)"
+        )
+    source = holders[0]
+    table = re.sub(r"\W+", "_", Path(source).stem)
+    return (
+        f"the empty columns come from {source}, so these rows are from another file and match no row of {source} "
+        "(a merge with how='left' keeps every row of its left table, how='outer' every row of both); "
+        f"to keep one row per row of {source}, put it on the left: {table}.merge(other, on=..., how='left')"
+    )
