@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from helpers.file_cases import call
 from pymanus.sandbox import PathJail
 from pymanus.tools import Tool
@@ -65,6 +67,20 @@ async def test_a_module_that_imports_itself_is_not_written(tools: dict[str, Tool
     assert (jail.root / "textutils.py").read_text() == original
     other = await call(tools["write_file"], path="app.py", content="from textutils import word_count\n")
     assert not other.is_error  # importing another module is fine
+
+
+@pytest.mark.parametrize(
+    "line", ["from .cli import main", "from . import cli", "from weather.cli import main", "import weather.cli"]
+)
+async def test_a_package_module_that_imports_itself_is_not_written(
+    tools: dict[str, Tool], jail: PathJail, line: str
+) -> None:
+    result = await call(tools["write_file"], path="weather/cli.py", content=f"{line}\n\ndef main():\n    print(1)\n")
+    assert result.is_error and f"weather/cli.py imports itself at line 1 (`{line}`)" in result.text
+    assert not (jail.root / "weather" / "cli.py").exists()
+    for sibling in ("from .cli import main\n", "from . import cli\n", "from weather import cli\n"):
+        assert not (await call(tools["write_file"], path="weather/__init__.py", content=sibling)).is_error
+    assert not (await call(tools["write_file"], path="weather/api.py", content="from .cli import main\n")).is_error
 
 
 async def test_a_module_giving_a_pattern_to_str_replace_gets_a_warning(tools: dict[str, Tool], jail: PathJail) -> None:

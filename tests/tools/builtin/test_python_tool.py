@@ -253,6 +253,18 @@ async def test_missing_module_says_how_to_recover(once: Tool) -> None:
     assert "standard library" in result.text and "csv" in result.text
 
 
+async def test_a_missing_module_of_a_workspace_package_names_the_file_to_write(once: Tool, sandbox: Sandbox) -> None:
+    (Path(sandbox.workspace) / "weather").mkdir()
+    (Path(sandbox.workspace) / "weather" / "__init__.py").write_text("")
+    result = await call(once, "from weather.cli import main")
+    assert result.is_error
+    assert result.text.endswith(
+        "weather/cli.py does not exist: weather, a folder in the workspace, has no module cli yet. "
+        "Write weather/cli.py (write_file) before you import it."
+    )
+    assert "not installed" not in result.text
+
+
 async def test_exit_status_and_input(once: Tool) -> None:
     exited = await call(once, "import sys; print('bye'); sys.exit(4)")
     assert exited.is_error and "bye" in exited.text and "status 4" in exited.text

@@ -41,12 +41,15 @@ def format_warning(name: str, text: str) -> str:
 
 def self_import(name: str, text: str) -> str | None:
     """``"textutils.py imports itself ..."`` when a module imports its own names (a circular import)."""
-    stem = name.rsplit("/", 1)[-1].removesuffix(".py")
+    parts = name.removesuffix(".py").split("/")
+    stem, dotted = parts[-1], ".".join(parts)  # dotted: the name from the workspace root (weather.cli)
     for node in ast.walk(ast.parse(text)):
-        if isinstance(node, ast.ImportFrom):
-            own = node.level == 0 and node.module == stem
+        if isinstance(node, ast.ImportFrom) and node.level == 1:  # from .cli import main, from . import cli
+            own = node.module == stem or (node.module is None and any(alias.name == stem for alias in node.names))
+        elif isinstance(node, ast.ImportFrom):
+            own = node.level == 0 and node.module in (stem, dotted)
         elif isinstance(node, ast.Import):
-            own = any(alias.name == stem for alias in node.names)
+            own = any(alias.name in (stem, dotted) for alias in node.names)
         else:
             continue
         if own:

@@ -386,6 +386,13 @@ class PythonRunner:
             module = str(status["module"]).split(".")[0]
             if module in ("read_file", "write_file", "edit_file"):  # the predefined helpers, "imported" by small models
                 return f"{module} is not a module: it is a function already defined here. Call it without importing."
+            missing = str(status["module"])
+            if "." in missing and (Path(self.sandbox.workspace) / module).is_dir():
+                path = missing.replace(".", "/") + ".py"
+                return (
+                    f"{path} does not exist: {module}, a folder in the workspace, has no module "
+                    f"{missing.partition('.')[2]} yet. Write {path} (write_file) before you import it."
+                )
             available = ", ".join(self.libraries) or "none"
             return (
                 f"The module '{module}' is not installed in the sandbox, and packages cannot be installed here. "
