@@ -151,6 +151,18 @@ async def test_file_helpers_are_predefined(once: Tool, sandbox: Sandbox) -> None
     assert "write_file(path, text)" in once.description
 
 
+async def test_read_file_helper_takes_the_read_file_tools_arguments(once: Tool, sandbox: Sandbox) -> None:
+    (sandbox.workspace / "rows.txt").write_text("".join(f"row {n}\n" for n in range(1, 31)))
+    code = (
+        "print(repr(read_file('rows.txt', start_line=2, end_line=3)))\n"
+        "print(len(read_file('rows.txt', preview=True).splitlines()), len(read_file('rows.txt').splitlines()))\n"
+        "print(repr(read_file('rows.txt', start_line=30)))"
+    )
+    result = await call(once, code)
+    assert not result.is_error, result.text
+    assert "'row 2\\nrow 3\\n'\n20 30\n'row 30\\n'" in result.text
+
+
 async def test_edit_file_helper_replaces_text(once: Tool, sandbox: Sandbox) -> None:
     """Small models call the file tools from code: edit_file works there too."""
     (sandbox.workspace / "cart.py").write_text("from pricing import calc_tot\nx = calc_tot([])\n")

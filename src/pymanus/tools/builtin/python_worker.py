@@ -78,10 +78,21 @@ def cell_name(source: str) -> str:
     return f"<cell {hashlib.sha1(source.encode(), usedforsecurity=False).hexdigest()[:6]}>"
 
 
-def read_file(path: str) -> str:
-    """Return the text of a file (a helper: models often call their tools from code)."""
+PREVIEW_LINES = 20
+"""Lines ``read_file(path, preview=True)`` returns: the tool's ``files.PREVIEW_ROWS`` (this file runs alone)."""
+
+
+def read_file(path: str, start_line: int | None = None, end_line: int | None = None, preview: bool = False) -> str:
+    """Return the text of a file, or of lines ``start_line`` to ``end_line`` (from 1, inclusive), or with
+    ``preview`` of its first lines (a helper: models call their tools from code, with the tool's arguments)."""
     with open(path, encoding="utf-8") as handle:
-        return handle.read()
+        text = handle.read()
+    if start_line is None and end_line is None and not preview:
+        return text
+    lines = text.splitlines(keepends=True)
+    first = max(start_line or 1, 1) - 1
+    last = end_line if end_line is not None else first + PREVIEW_LINES if preview else len(lines)
+    return "".join(lines[first:last])
 
 
 def write_file(path: str, content: object) -> None:
