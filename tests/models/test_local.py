@@ -359,6 +359,21 @@ class TestRealModel:
         assert gen.text.startswith('[{"a": 1}, {"a": 1}, ') and gen.finish == "length"
         assert len(gen.text) < LOOP_CHARS + 40 and gen.completion_tokens % LOOP_CHECK_TOKENS == 0
 
+    async def test_copying_the_instructions_ends_the_generation(self, small: LocalModel) -> None:
+        import threading
+
+        from pymanus.models.local_runtime import ECHO_CHARS, Sampling, compared_text, generate
+
+        words = ["read", "write", "edit", "list", "run", "check", "plan", "answer", "file", "table", "code"]
+        instructions = " ".join(f"{a} the {b} before you {c}" for a in words for b in words[:2] for c in words[5:7])
+        prepared = small._prepare([Message.system(instructions), Message.user("Go.")], [], ModelSettings(seed=1))
+        assert compared_text(instructions) in prepared.instructions  # what the model must not copy back
+        copy_them = 'root ::= "print(\\"' + instructions + '\\")"'  # a call that repeats the system prompt
+        req = replace(prepared, grammar=copy_them, sampling=Sampling(max_tokens=1000), shared=0, store=None)
+        cut = await asyncio.to_thread(generate, small._runtime, req, None, threading.Event())
+        # The grammar allows nothing but the whole copy, so only the check can end it early.
+        assert cut.finish == "length" and ECHO_CHARS <= len(compared_text(cut.text)) < len(instructions) // 2
+
     @pytest.mark.parametrize("grammar", [None, 'root ::= "Copy: " [a-z ]+'])
     async def test_drafting_changes_the_speed_not_the_output(self, small: LocalModel, grammar: str | None) -> None:
         import threading
@@ -500,3 +515,19 @@ def test_looping_output(text: str, loops: bool) -> None:
     from pymanus.models.local_runtime import looping
 
     assert looping(text) is loops
+
+
+def test_echoing_the_instructions() -> None:
+    import json
+
+    from pymanus.agent.manus import EXAMPLE_RUN, SYSTEM_PROMPT
+    from pymanus.models.local_runtime import compared_text, echoing
+
+    instructions = compared_text(SYSTEM_PROMPT + EXAMPLE_RUN)
+    copied = SYSTEM_PROMPT[200:800]
+    for escaped in (copied, json.dumps(copied), json.dumps(json.dumps(copied))):  # as text, in JSON, in code in JSON
+        assert echoing('{"name": "python", "arguments": {"code": "print(' + escaped, instructions)
+    assert not echoing('{"code": "print(' + SYSTEM_PROMPT[200:400], instructions)  # a short quote
+    example = json.loads(EXAMPLE_RUN.split("Call: python ", 1)[1].split("\n", 1)[0])["code"]
+    assert not echoing(json.dumps({"code": example}), instructions)  # the worked example, imitated
+    assert not echoing(json.dumps({"code": SYSTEM_PROMPT[200:800]}), "")

@@ -61,6 +61,7 @@ from pymanus.models.local_runtime import (
     Sampling,
     available_cores,
     common_prefix,
+    compared_text,
     generate,
     load_runtime,
 )
@@ -230,9 +231,12 @@ class LocalModel(Model):
         # pseudo-calls instead of calling, so there it must call or use final_answer.
         text_answer = self.tool_format == "native" and bool(messages) and messages[-1].role == "tool"
         callable_ = callable_tools(tools, settings)  # all tools stay in the prompt (its cache holds)
-        shared = 0
-        if self.keep_prompt_heads and messages and messages[0].role == "system":
-            shared = common_prefix(self._runtime.tokenize(self.render(messages[:1], tools)), prompt)
+        shared, instructions = 0, ""
+        if messages and messages[0].role == "system":
+            head = self.render(messages[:1], tools)
+            instructions = compared_text(head)
+            if self.keep_prompt_heads:
+                shared = common_prefix(self._runtime.tokenize(head), prompt)
         return Request(
             prompt=prompt,
             grammar=self._grammar(callable_, max_calls, text_answer) if callable_ else None,
@@ -242,6 +246,7 @@ class LocalModel(Model):
             stop=list(settings.stop or []),
             shared=shared,
             store=PrefixStore(prompt_store_dir()) if shared else None,
+            instructions=instructions,
         )
 
     def _respond(self, req: Request, gen: Generation, tools: Sequence[ToolDefinition]) -> ModelResponse:

@@ -73,6 +73,16 @@ copy or one more than in the last, also ends: the model is counting (``\\u20CE|\
 ``read_file(path, start_line=56)``, ``…57)``: two-minute runs of the 1.5B). Typed data
 (``1, 4, 9``; a date and a value per row) changes in other ways and goes on. Fewer characters
 than :data:`LOOP_CHARS`: a counting piece is short (``\\u20CE|``), and the rule is stricter."""
+ECHO_CHARS = 300
+"""Output whose last this many letters and digits (escapes, punctuation and spaces aside) are a
+piece of the instructions (the system prompt and the tool list) ends: the model is copying them
+(the 1.5B wrote the chat template's tool section into a ``python`` call, 900 tokens, three times).
+Tasks never need that much of the instructions back (file contents come in later messages); a
+worked example's code in a system prompt may be imitated, so the piece is longer than the
+preset's (217)."""
+_ESCAPED_BREAK = re.compile(r"\\+[nt]")
+"""An escaped line break or tab, as a copy inside a JSON string (or a string in code in one) has them."""
+_NOT_COMPARED = re.compile(r"\W+")
 _NUMBER = re.compile(r"[0-9A-Fa-f]+")
 """Decimal or hexadecimal digits (hex letters inside words are masked alike, the same in every copy)."""
 _WORD_LETTER = re.compile(r"[G-Zg-z_]")
@@ -82,6 +92,20 @@ def looping(text: str) -> bool:
     """Whether ``text`` ends in a loop: one piece over :data:`LOOP_CHARS` characters (and at
     least four times), or a counting loop (see :data:`COUNTING_LOOP_CHARS`)."""
     return bool(_period(text, LOOP_CHARS, 4)) or _counting(text)
+
+
+def compared_text(text: str) -> str:
+    """``text`` as :func:`echoing` compares it: letters and digits only, escaped line breaks dropped."""
+    return _NOT_COMPARED.sub("", _ESCAPED_BREAK.sub(" ", text))
+
+
+def echoing(text: str, instructions: str) -> bool:
+    """Whether ``text`` ends in a copy of :data:`ECHO_CHARS` letters and digits of ``instructions``,
+    given as :func:`compared_text` made it."""
+    if not instructions:
+        return False
+    tail = compared_text(text[-8 * ECHO_CHARS :])
+    return len(tail) >= ECHO_CHARS and tail[-ECHO_CHARS:] in instructions
 
 
 def _counting(text: str) -> bool:
@@ -393,6 +417,8 @@ class Request:
     """Leading prompt tokens every run with this system prompt and tools starts with."""
     store: PrefixStore | None = None
     """Where the evaluated shared head is kept between processes (``None``: nowhere)."""
+    instructions: str = ""
+    """The system prompt and tool list as rendered, through :func:`compared_text`: never to be copied back."""
 
 
 def generate(
@@ -445,6 +471,9 @@ def generate(
                     break
                 if generated % LOOP_CHECK_TOKENS == 0 and looping(text):
                     logger.warning("local model is repeating itself; generation stopped: %r", text[-120:])
+                    break
+                if generated % LOOP_CHECK_TOKENS == 0 and echoing(text, req.instructions):
+                    logger.warning("local model is copying its instructions; generation stopped: %r", text[-120:])
                     break
                 if req.style is None and req.stop and any(s in text for s in req.stop):
                     text = text[: min(text.find(s) for s in req.stop if s in text)]
