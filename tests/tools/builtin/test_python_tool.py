@@ -91,6 +91,11 @@ async def test_a_loop_variable_named_like_the_list_it_fills_is_named(once: Tool)
     code = "files = []\nfor root, dirs, files in os.walk('.'):\n    files.append(root)\nprint(len(files))"
     result = await call(once, code)
     assert "Note: your code's line 2's for loop makes `files` its own loop variable" in result.text
+    # Chained on one line (run unfolded), as the 1.5B wrote it: the note is about the code that ran.
+    chained = "import os\nfiles = []\nfor root, dirs, files in os.walk('.'): for name in files:\n    files.append(name)"
+    result = await call(once, chained)
+    assert "chained for/if/with statements on one line" in result.text
+    assert "Note: your code's line 3's for loop makes `files` its own loop variable" in result.text
 
 
 async def test_traceback_shows_the_failing_line(once: Tool) -> None:

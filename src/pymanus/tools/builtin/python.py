@@ -162,7 +162,7 @@ class PythonRunner:
             if len(results) == 1
             else ToolResult(content="\n\n".join(r.text for r in results), is_error=any(r.is_error for r in results))
         )
-        for mistake in code_mistakes(body):
+        for mistake in code_mistakes(repair(body)[0]):  # the code as it ran: chained blocks unfolded
             result = result.model_copy(update={"content": f"{result.text}\n\nNote: your code's {mistake}."})
         if not result.is_error:
             ctx.state.setdefault(CODE_RAN, started)
