@@ -231,6 +231,24 @@ async def test_a_name_missing_from_a_workspace_module_says_where_to_write_it(run
     assert result.is_error and "does not define" not in result.text and "ImportError" in result.text
 
 
+async def test_a_package_importing_a_module_it_lacks_says_to_remove_the_import(runner: PythonRunner) -> None:
+    package = runner.sandbox.workspace / "weather"
+    package.mkdir()
+    (package / "__init__.py").write_text("from . import cli, utils\n")
+    (package / "cli.py").write_text("def main():\n    print('ready')\n")
+    result = await call(runner.tool, "import weather")
+    assert result.is_error
+    # The workspace module's frame is shown, by its relative path: it holds the import to fix.
+    assert 'File "weather/__init__.py", line 1, in <module>\n    from . import cli, utils\n' in result.text
+    assert result.text.endswith(
+        "The package weather has no `utils`: weather/__init__.py does not define it and there is no "
+        "weather/utils.py. Importing `utils` from the package (from . import utils) needs one of them; remove "
+        "`utils` from that import (traceback above) unless the task asks for such a module."
+    )
+    (package / "utils.py").write_text("")
+    assert not (await call(runner.tool, "import weather")).is_error
+
+
 async def test_an_edited_workspace_module_is_imported_afresh(runner: PythonRunner) -> None:
     module = runner.sandbox.workspace / "textutils.py"
     module.write_text("def shout(text):\n    return text\n")

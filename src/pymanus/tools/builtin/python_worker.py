@@ -412,16 +412,19 @@ def parameter_notes(doc: str, names: list[str]) -> list[str]:
 
 
 def _describe_error(exc: BaseException) -> str:
-    """The traceback of the model's own code only, then the error.
+    """The traceback of the model's own code (its cells and the workspace's modules) only, then the error.
 
     Frames of the worker and of libraries are left out (and counted): a small model
     reads the last lines, and pandas internals there would hide its own mistake.
     """
+    workspace = os.getcwd() + os.sep
     frames = traceback.extract_tb(exc.__traceback__)
-    mine = [frame for frame in frames if frame.filename.startswith("<cell")]
-    last_mine = max((i for i, frame in enumerate(frames) if frame.filename.startswith("<cell")), default=len(frames))
-    library = len(frames) - last_mine - 1 if mine else 0
-    text = "Traceback (most recent call last):\n" + "".join(traceback.format_list(mine)) if mine else ""
+    own = [i for i, frame in enumerate(frames) if frame.filename.startswith(("<cell", workspace))]
+    mine = [frames[i] for i in own]
+    library = len(frames) - own[-1] - 1 if own else 0
+    # Workspace modules' frames by their relative path, as the model names the files.
+    listed = "".join(traceback.format_list(mine)).replace(f'File "{workspace}', 'File "')
+    text = "Traceback (most recent call last):\n" + listed if mine else ""
     if library:
         text += f"  ... {library} frame{'s' if library > 1 else ''} inside libraries omitted ...\n"
     return text + "".join(traceback.format_exception_only(type(exc), exc))
