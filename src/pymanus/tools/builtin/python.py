@@ -39,6 +39,7 @@ from pymanus.sandbox.streams import fit
 from pymanus.tools.builtin.code_lint import code_mistakes
 from pymanus.tools.builtin.code_repair import repair
 from pymanus.tools.builtin.file_formats import self_import
+from pymanus.tools.builtin.keyword_aliases import rename_keywords
 from pymanus.tools.builtin.python_commands import PythonCommand, split_commands
 from pymanus.tools.builtin.python_session import BlockOutcome, WorkerSession, frame, parse_status
 from pymanus.tools.builtin.workspace_scan import Snapshot, defining_module, describe_changes, scan
@@ -152,6 +153,7 @@ class PythonRunner:
         """Run ``code``, then the terminal commands it ends with; note in the run's state that code ran."""
         started = time.time()
         body, commands = split_commands(code)
+        body, renamed = rename_keywords(body)
         results = [await run_code(body)] if body.strip() or not commands else []
         for command in commands:
             if results and results[-1].is_error:
@@ -164,6 +166,8 @@ class PythonRunner:
         )
         for mistake in code_mistakes(repair(body)[0]):  # the code as it ran: chained blocks unfolded
             result = result.model_copy(update={"content": f"{result.text}\n\nNote: your code's {mistake}."})
+        if renamed:
+            result = result.model_copy(update={"content": "\n".join([*renamed, result.text])})
         if not result.is_error:
             ctx.state.setdefault(CODE_RAN, started)
         ctx.state[CODE_OUTPUT] = (ctx.state.get(CODE_OUTPUT, "") + "\n" + result.text)[-CODE_OUTPUT_CHARS:]
