@@ -107,6 +107,17 @@ async def test_traceback_shows_the_failing_line(once: Tool) -> None:
     assert "python_worker" not in result.text and "<string>" not in result.text
 
 
+async def test_traceback_shows_workspace_modules_but_not_installed_packages(once: Tool, sandbox: Sandbox) -> None:
+    installed = sandbox.workspace / ".venv" / "site-packages" / "lib1"
+    installed.mkdir(parents=True)
+    (installed / "__init__.py").write_text("def f():\n    return 1 / 0\n")
+    (sandbox.workspace / "mod.py").write_text("import lib1\n\n\ndef g():\n    return lib1.f()\n")
+    result = await call(once, "import sys\nsys.path.insert(0, '.venv/site-packages')\nimport mod\nmod.g()")
+    assert result.is_error
+    assert 'File "mod.py", line 5, in g\n    return lib1.f()' in result.text
+    assert "__init__.py" not in result.text and "... 1 frame inside libraries omitted ..." in result.text
+
+
 async def test_wrong_arguments_show_the_callee_parameters(runner: PythonRunner) -> None:
     code = "def area(width, height):\n    return width * height\narea(w=2, height=3)"
     result = await call(runner.tool, code)

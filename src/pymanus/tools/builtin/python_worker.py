@@ -419,7 +419,7 @@ def _describe_error(exc: BaseException) -> str:
     """
     workspace = os.getcwd() + os.sep
     frames = traceback.extract_tb(exc.__traceback__)
-    own = [i for i, frame in enumerate(frames) if frame.filename.startswith(("<cell", workspace))]
+    own = [i for i, frame in enumerate(frames) if _own_file(frame.filename, workspace)]
     mine = [frames[i] for i in own]
     library = len(frames) - own[-1] - 1 if own else 0
     # Workspace modules' frames by their relative path, as the model names the files.
@@ -428,6 +428,13 @@ def _describe_error(exc: BaseException) -> str:
     if library:
         text += f"  ... {library} frame{'s' if library > 1 else ''} inside libraries omitted ...\n"
     return text + "".join(traceback.format_exception_only(type(exc), exc))
+
+
+def _own_file(filename: str, workspace: str) -> bool:
+    """Whether a frame's file is the model's: a cell, or a workspace module outside any installed packages."""
+    if filename.startswith("<cell"):
+        return True
+    return filename.startswith(workspace) and "-packages" + os.sep not in filename
 
 
 def _grant_cpu(seconds: int) -> None:
