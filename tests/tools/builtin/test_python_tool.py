@@ -118,6 +118,19 @@ async def test_traceback_shows_workspace_modules_but_not_installed_packages(once
     assert "__init__.py" not in result.text and "... 1 frame inside libraries omitted ..." in result.text
 
 
+@pytest.mark.parametrize(
+    ("code", "holds"),
+    [
+        ("rows = [('a', 1)]\nfor f, l, w in rows:\n    print(f)", "3 names from a value that holds 2 values"),
+        ("a, b = [1, 2, 3]", "2 names from a value that holds more values"),
+    ],
+)
+async def test_unpacking_the_wrong_number_of_values_says_to_look_at_one_item(once: Tool, code: str, holds: str) -> None:
+    result = await call(once, code)
+    assert result.is_error and f"The code raised ValueError (traceback above): the line unpacks {holds}" in result.text
+    assert "Print one (print(items[0]))" in result.text
+
+
 async def test_wrong_arguments_show_the_callee_parameters(runner: PythonRunner) -> None:
     code = "def area(width, height):\n    return width * height\narea(w=2, height=3)"
     result = await call(runner.tool, code)

@@ -480,6 +480,14 @@ class PythonRunner:
                 f"True, False and None, not {unwritable.group(1)}. Convert the values before writing them: "
                 "float(v) for Decimal and numpy numbers (int(v) for whole ones), str(v) for dates and times."
             )
+        if error == "ValueError" and (unpacked := _UNPACK.search(outcome.stderr)):
+            expected, got = unpacked.group("expected"), unpacked.group("got")
+            holds = f"{got} values" if got else "more values"
+            return (
+                f"The code raised ValueError (traceback above): the line unpacks {expected} names from a value that "
+                f"holds {holds} (in a for loop: each item does). Print one (print(items[0])) to see what it holds, "
+                "then unpack that many names, or build the items with all the values you need (zip(a, b, c))."
+            )
         if error:
             return f"The code raised {error} (traceback above). Fix the code and run it again."
         exit_code = status.get("exit")
@@ -548,6 +556,8 @@ def _silence(stdout: str) -> str:
     )
 
 
+_UNPACK = re.compile(r"(?:not enough|too many) values to unpack \(expected (?P<expected>\d+)(?:, got (?P<got>\d+))?\)")
+"""Python's error for ``for name, lines, words in pairs`` over items of another length."""
 _EMPTY_RESULT = re.compile(
     r"(?:^|\n)(?:[\w ]{1,40}:\s*)?(?:\[\]|\{\}|set\(\)|Empty DataFrame)\s*(?:\nColumns: .*\nIndex: \[\])?\Z"
 )
