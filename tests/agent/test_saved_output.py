@@ -88,6 +88,12 @@ async def test_nothing_runs_while_the_script_or_the_file_is_missing(tmp_path: Pa
     assert await check(tmp_path) == []
 
 
+async def test_output_too_long_to_compare_is_not_judged(tmp_path: Path) -> None:
+    (tmp_path / "squares.py").write_text("for i in range(100_000):\n    print(i * i)\n")
+    (tmp_path / "squares.txt").write_text("0\n")
+    assert await check(tmp_path) == []
+
+
 async def test_a_kept_file_that_links_out_of_the_workspace_is_not_read(tmp_path: Path) -> None:
     workspace = tmp_path / "ws"
     workspace.mkdir()

@@ -54,6 +54,8 @@ _OWN_ENV = {**_ENV, "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}
 """Own checks run without the environment's pytest plugins, some of which write files (``.benchmarks/``)."""
 
 
+_SAVED_LIMIT = 200_000
+"""Bytes of a script's output (and of the file said to keep it) compared; longer ones are not judged."""
 _SAME_OUTPUT = re.compile(r"\b(?:prints?|outputs?|shows?)\b[^.`]{0,20}\bsame\b|\bsame output\b", re.IGNORECASE)
 """A task that wants a command's output unchanged ("must still work and print the same as before")."""
 _BEFORE = "task_checks.before"
@@ -192,14 +194,16 @@ class TaskChecks:
         except (PathEscapeError, OSError):
             return None
         with handle:
-            kept = handle.read(200_000).decode("utf-8", errors="replace")
+            kept = handle.read(_SAVED_LIMIT + 1).decode("utf-8", errors="replace")
         label = f"python {saved.script}"
         outcome = await self.sandbox.run(
-            [sys.executable, saved.script], env=_ENV, timeout=self.timeout, output_limit=20_000
+            [sys.executable, saved.script], env=_ENV, timeout=self.timeout, output_limit=_SAVED_LIMIT
         )
         result = self._result(label, outcome)
         if not result.passed:
             return result
+        if outcome.stdout_truncated or len(kept) > _SAVED_LIMIT:
+            return None  # too long to compare whole
         if output_lines(outcome.stdout) == output_lines(kept):
             return replace(result, status=f"{result.status}; {saved.file} holds what it prints")
         return replace(
