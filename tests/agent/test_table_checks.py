@@ -8,7 +8,7 @@ import pytest
 
 from pymanus.agent import progress
 from pymanus.agent.manus import missing_outputs
-from pymanus.agent.table_checks import requested_columns, table_header, table_problems
+from pymanus.agent.table_checks import requested_columns, table_header, table_items, table_problems
 from pymanus.tools.tool import ToolContext
 
 MERGE_TASK = (
@@ -132,6 +132,33 @@ def test_a_markdown_report_without_the_table_the_task_asks_for_is_sent_back(tmp_
     (tmp_path / "report.md").write_text("# Sales\n\n| region | total |\n|---|---|\n| North | 1.5 |\n")
     assert table_problems(task, context) == []
     assert table_problems("Write report.md summarising sales.csv.", context) == []  # no table asked for
+
+
+def test_a_table_with_fewer_columns_than_the_task_lists_is_sent_back(tmp_path: Path) -> None:
+    task = "Read sales.csv and write a markdown report to report.md with a table of regions and totals."
+    context = start_run(tmp_path, task, {"sales.csv": "region,amount\nNorth,1.5\n"})
+    # What Series.to_markdown(index=False) writes: the totals without their regions.
+    (tmp_path / "report.md").write_text("|   amount |\n|---------:|\n|      1.5 |")
+    assert table_problems(task, context) == [
+        "report.md's table has 1 column (amount), but the task asks for a table of regions and totals: one column "
+        "each (pandas drops the labels of a Series written with index=False; use "
+        "series.reset_index().to_markdown(index=False))"
+    ]
+    (tmp_path / "report.md").write_text("| region | amount |\n|---|---:|\n| North | 1.5 |")
+    assert table_problems(task, context) == []
+
+
+@pytest.mark.parametrize(
+    ("task", "items"),
+    [
+        ("write counts.md with a table of file, lines and words. Add a total row.", ["file", "lines", "words"]),
+        ("Make a table with name and score, sorted by score, to scores.md", ["name", "score"]),
+        ("write a table of the top 5 players to top.md", []),  # one item: any number of columns
+        ("a table of what each region sold and what it earned in the whole of last year", []),  # a sentence
+    ],
+)
+def test_what_each_row_of_the_table_holds(task: str, items: list[str]) -> None:
+    assert table_items(task) == items
 
 
 SQUARES_TASK = "Write squares.py that prints the squares of 1 to 10, one per line, and save its output to squares.txt"

@@ -5,7 +5,7 @@ Small models merge two CSV files with a left join (a row of empty cells for a cu
 with no order), keep pandas' column order instead of the one the task lists, or add an
 index column, and call the result done: the rows were in front of them, but they did not
 hold them against the task; or they write a Markdown report of loose lines when the
-task asks for a table; or they print a list on one line (``1.0 4.0 9.0``) into a file the
+task asks for a table, or a table of totals without the regions they belong to; or they print a list on one line (``1.0 4.0 9.0``) into a file the
 task wants one item per line, or list files outside the folder the task names.
 :func:`table_problems` names these when a final answer is given
 (:func:`pymanus.agent.manus.missing_outputs`), for every model.
@@ -28,6 +28,11 @@ _NAME = r"(?!and\b)[`'\"]?[A-Za-z_][\w-]*[`'\"]?"
 # "the columns order_id, customer_id, name", "columns: player and score"
 _COLUMNS = re.compile(rf"\bcolumns\s*:?\s*({_NAME}(?:\s*,\s*{_NAME})*(?:\s*,?\s+and\s+{_NAME})?)")
 _TABLE = re.compile(r"\btable\b", re.IGNORECASE)
+# "a table of regions and totals", "a table of file, lines and words"
+_TABLE_OF = re.compile(
+    r"\btable (?:of|with) ((?:[\w ]+?)(?:\s*,\s*[\w ]+?)*\s+and\s+[\w ]+?)"  # items, the last after "and"
+    r"(?=[.;:!?]|,? (?:then|to|in|for|sorted|ordered)\b|$)"  # up to the end of the phrase
+)
 _SEPARATOR = re.compile(r"\s*,\s*(?:and\s+)?|\s+and\s+")
 _NOT_A_COLUMN = {"a", "an", "the", "its", "their", "each", "every", "all", "of", "for", "with", "in", "from"}
 _TABLES = (".csv", ".tsv", ".md")
@@ -58,10 +63,18 @@ def table_problems(task: str, context: ToolContext) -> list[str]:
         )
     markdown = requested_markdown_table(task)
     path = _written_path(workspace, markdown, written) if markdown is not None else None
-    if path is not None and table_header(path) is None:
+    header = table_header(path) if path is not None else None
+    if path is not None and header is None:
         problems.append(
             f"{markdown} has no Markdown table, and the task asks for one: a header row, a |---|---| line, "
             "then one row per item, like | North | 12.50 |"
+        )
+    items = table_items(task)
+    if header is not None and len(items) > len(header):
+        problems.append(
+            f"{markdown}'s table has {len(header)} column{'s' * (len(header) != 1)} ({', '.join(header)}), but "
+            f"the task asks for a table of {' and '.join(items)}: one column each (pandas drops the labels of a "
+            "Series written with index=False; use series.reset_index().to_markdown(index=False))"
         )
     problems.extend(_empty_cell_problems(workspace, written, input_files(context, written)))
     problems.extend(_one_line_lists(task, workspace, written))
@@ -94,6 +107,15 @@ def requested_markdown_table(task: str) -> str | None:
     """The Markdown file the task asks a table in ("a markdown report to report.md with a table")."""
     match = _TABLE.search(task)
     return _file_near(task, match.start(), (".md",)) if match else None
+
+
+def table_items(task: str) -> list[str]:
+    """What the task says each row of its table holds: "a table of regions and totals" -> [regions, totals]."""
+    match = _TABLE_OF.search(task)
+    if match is None:
+        return []
+    items = [item.strip() for item in _SEPARATOR.split(match.group(1)) if item.strip()]
+    return items if all(len(item.split()) <= 3 for item in items) else []  # names, not a sentence
 
 
 def _file_near(task: str, position: int, suffixes: tuple[str, ...]) -> str | None:
