@@ -442,6 +442,7 @@ def test_written_files_that_do_not_parse_send_the_answer_back(tmp_path: Path) ->
     problem = missing_outputs(task, "Done.", context)
     assert problem is not None
     assert "report.md is not valid Markdown (the table at line 2 has a second header at line 4" in problem
+    assert "its header and |---| line included, so write no header of your own before it" in problem
     assert "counts.md is not valid Markdown (the table at line 3 has a header and no rows: write the whole" in problem
     assert "cli.py is not valid Python (invalid syntax at line 1)" in problem
     assert "products.json is not valid JSON (Expecting property name enclosed in double quotes" in problem

@@ -158,7 +158,8 @@ def _check_tables(text: str) -> None:
                 start = next(n for n in range(number - 2, 0, -1) if n == 1 or "|" not in lines[n - 2])
                 raise ValueError(
                     f"the table at line {start} has a second header at line {number - 1}: a table has one "
-                    "header row, then its data rows (DataFrame.to_markdown(index=False) writes the whole table)"
+                    "header row, then its data rows. DataFrame.to_markdown(index=False) writes the whole table, "
+                    "its header and |---| line included, so write no header of your own before it"
                 )
 
 
