@@ -5,8 +5,9 @@ Small models merge two CSV files with a left join (a row of empty cells for a cu
 with no order), keep pandas' column order instead of the one the task lists, or add an
 index column, and call the result done: the rows were in front of them, but they did not
 hold them against the task; or they write a Markdown report of loose lines when the
-task asks for a table, or a table of totals without the regions they belong to; or they print a list on one line (``1.0 4.0 9.0``) into a file the
-task wants one item per line, or list files outside the folder the task names.
+task asks for a table, or a table of totals without the regions they belong to; or they
+print a list on one line (``1.0 4.0 9.0``) into a file the task wants one item per line,
+or list files outside the folder the task names.
 :func:`table_problems` names these when a final answer is given
 (:func:`pymanus.agent.manus.missing_outputs`), for every model.
 """

@@ -43,7 +43,7 @@ def test_description_lists_the_data_libraries(tmp_path: Path) -> None:
     assert ("pd.read_csv" in tool.description) == ("pandas" in available_libraries())
     if "pandas" in available_libraries() and find_spec("tabulate"):
         # The whole call, to copy: DataFrame.to_markdown returns the table's text.
-        assert "write_file('report.md', df.to_markdown()) for a Markdown table" in tool.description
+        assert "df.to_markdown(path) for a Markdown table" in tool.description
 
 
 def test_session_tool_has_a_reset_and_is_not_parallel(tmp_path: Path) -> None:

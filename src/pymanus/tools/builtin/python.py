@@ -190,12 +190,9 @@ class PythonRunner:
         ]
         if "pandas" in libs:  # the csv module leaves numbers as strings; small models forget to convert
             # A groupby result keeps its groups in the index: to_markdown(index=False) would drop them.
-            # Shown as a whole call: the 1.5B's own guess, to_markdown(file_path=...), fails in every run.
-            markdown = (
-                ", write_file('report.md', df.to_markdown()) for a Markdown table"
-                if importlib.util.find_spec("tabulate")
-                else ""
-            )
+            # The path comes first, as in to_csv: shown write_file('report.md', df.to_markdown()), the 1.5B
+            # wrote a header of its own above the table to_markdown() writes.
+            markdown = ", df.to_markdown(path) for a Markdown table" if importlib.util.find_spec("tabulate") else ""
             lines.append(
                 "For CSV or JSON data use pandas: pd.read_csv / pd.read_json parse numbers; write results with "
                 f"df.to_csv(path, index=False), df.to_json(path, orient='records', indent=2){markdown}."
