@@ -439,10 +439,12 @@ def test_written_files_that_do_not_parse_send_the_answer_back(tmp_path: Path) ->
     # A header written by hand above the one DataFrame.to_markdown() writes.
     stacked = "## Totals\n| Region | Total |\n|---|---|\n|  | region | total |\n|---:|:---|---:|\n| 0 | East | 4.5 |\n"
     (tmp_path / "report.md").write_text(stacked)
+    (tmp_path / "todo.txt").write_text("'\\n'.join(p for p in os.listdir('src'))")  # the code, not its result
     problem = missing_outputs(task, "Done.", context)
     assert problem is not None
     assert "report.md is not valid Markdown (the table at line 2 has a second header at line 4" in problem
     assert "its header and |---| line included, so write no header of your own before it" in problem
+    assert "todo.txt holds Python code, not what the code computes" in problem
     assert "counts.md is not valid Markdown (the table at line 3 has a header and no rows: write the whole" in problem
     assert "cli.py is not valid Python (invalid syntax at line 1)" in problem
     assert "products.json is not valid JSON (Expecting property name enclosed in double quotes" in problem
@@ -454,6 +456,7 @@ def test_written_files_that_do_not_parse_send_the_answer_back(tmp_path: Path) ->
     (tmp_path / "counts.md").write_text("| file | lines |\n| :--- | ---: |\n| a.txt | 3 |\n\n---\nThe end.\n")
     two_tables = "| region | total |\n|---|---|\n| East | 4.5 |\n\n| a | b |\n|---|---|\n| 1 | 2 |\n"
     (tmp_path / "report.md").write_text(two_tables)
+    (tmp_path / "todo.txt").write_text("src/app/main.py\n")
     assert missing_outputs(task, "Done.", context) is None
 
 

@@ -148,3 +148,16 @@ async def test_a_markdown_table_cut_by_empty_lines_gets_a_warning(tools: dict[st
     ):
         result = await call(tools["write_file"], path="report.md", content=fine)
         assert "Warning" not in result.text, fine
+
+
+async def test_code_written_as_a_result_file_gets_a_warning(tools: dict[str, Tool], jail: PathJail) -> None:
+    code = "'\\n'.join([path for folder, _, names in os.walk('src/') for path in names])"
+    result = await call(tools["write_file"], path="todo_files.txt", content=code)
+    assert not result.is_error and (jail.root / "todo_files.txt").read_text() == code
+    assert result.text.endswith(
+        "Warning: todo_files.txt holds Python code, not what the code computes: run the code with python and "
+        "write its result (write_file('todo_files.txt', text) inside the code). Fix it before using the file."
+    )
+    for content in ("src/app/main.py\nsrc/app/db/models.py\n", "Alice, 3\nBob, 4\n", "total: 12\n", "print(x)\n"):
+        assert "Warning" not in (await call(tools["write_file"], path="out.txt", content=content)).text, content
+    assert "Warning" not in (await call(tools["write_file"], path="tool.py", content=code)).text  # code's place

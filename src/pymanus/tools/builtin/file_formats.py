@@ -21,7 +21,13 @@ TABLE_RULE = re.compile(r"^\s*\|?\s*:?-{3,}:?\s*(\|\s*:?-{3,}:?\s*)*\|?\s*$")
 
 def format_problem(name: str, text: str) -> str | None:
     """``"x.json is not valid JSON (...)"`` when ``text`` does not parse as ``name``'s extension says, else None."""
-    kind, parse = _FORMATS.get(name[name.rfind(".") :].lower() if "." in name else "", ("", None))
+    suffix = name[name.rfind(".") :].lower() if "." in name else ""
+    if suffix in _RESULT_TEXT and code_instead_of_result(text):
+        return (
+            f"{name} holds Python code, not what the code computes: run the code with python and write its "
+            f"result (write_file('{name}', text) inside the code)"
+        )
+    kind, parse = _FORMATS.get(suffix, ("", None))
     if parse is None:
         return None
     try:
@@ -31,6 +37,33 @@ def format_problem(name: str, text: str) -> str | None:
         advice = _JSON_ADVICE if kind == "JSON" else ""
         return f"{name} is not valid {kind} ({detail}){advice}"
     return self_import(name, text) if kind == "Python" else None
+
+
+_RESULT_TEXT = (".txt", ".md", ".csv")
+"""Files that hold results, where code is never what a task wants."""
+_WORK_CALLS = frozenset({"walk", "listdir", "scandir", "glob", "rglob", "read_file", "open", "read_csv", "read_text"})
+
+
+def code_instead_of_result(text: str) -> bool:
+    """Whether ``text`` is Python that computes something (a comprehension, a call that reads files).
+
+    The 1.5B wrote ``'\\n'.join([path for folder, _, names in os.walk('src/') ...])`` with write_file
+    as the content of todo_files.txt, and called the list written. A sentence or a list of paths
+    (``src/app/main.py`` parses as Python too) has no such parts.
+    """
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError):
+        return False
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.ListComp, ast.GeneratorExp, ast.SetComp, ast.DictComp)):
+            return True
+        if isinstance(node, ast.Call):
+            function = node.func
+            called = function.attr if isinstance(function, ast.Attribute) else getattr(function, "id", "")
+            if called in _WORK_CALLS:
+                return True
+    return False
 
 
 def format_warning(name: str, text: str) -> str:
