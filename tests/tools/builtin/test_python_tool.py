@@ -123,11 +123,12 @@ async def test_traceback_shows_workspace_modules_but_not_installed_packages(once
     [
         ("rows = [('a', 1)]\nfor f, l, w in rows:\n    print(f)", "3 names from a value that holds 2 values"),
         ("a, b = [1, 2, 3]", "2 names from a value that holds more values"),
+        ("for name, (lines, words) in [('a', 3)]:\n    print(name)", "several names from a value that holds one int"),
     ],
 )
 async def test_unpacking_the_wrong_number_of_values_says_to_look_at_one_item(once: Tool, code: str, holds: str) -> None:
     result = await call(once, code)
-    assert result.is_error and f"The code raised ValueError (traceback above): the line unpacks {holds}" in result.text
+    assert result.is_error and f"Error (traceback above): the line unpacks {holds}" in result.text
     assert "Print one (print(items[0]))" in result.text
 
 

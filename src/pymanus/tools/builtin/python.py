@@ -477,13 +477,14 @@ class PythonRunner:
                 f"True, False and None, not {unwritable.group(1)}. Convert the values before writing them: "
                 "float(v) for Decimal and numpy numbers (int(v) for whole ones), str(v) for dates and times."
             )
-        if error == "ValueError" and (unpacked := _UNPACK.search(outcome.stderr)):
-            expected, got = unpacked.group("expected"), unpacked.group("got")
-            holds = f"{got} values" if got else "more values"
+        if error in ("ValueError", "TypeError") and (unpacked := _UNPACK.search(outcome.stderr)):
+            expected, got, single = unpacked.group("expected", "got", "single")
+            holds = f"one {single}" if single else f"{got} values" if got else "more values"
             return (
-                f"The code raised ValueError (traceback above): the line unpacks {expected} names from a value that "
-                f"holds {holds} (in a for loop: each item does). Print one (print(items[0])) to see what it holds, "
-                "then unpack that many names, or build the items with all the values you need (zip(a, b, c))."
+                f"The code raised {error} (traceback above): the line unpacks {expected or 'several'} names from a "
+                f"value that holds {holds} (in a for loop: each item does). Print one (print(items[0])) to see what "
+                "it holds, then unpack that many names, or build the items with all the values you need "
+                "(zip(a, b, c))."
             )
         if error:
             return f"The code raised {error} (traceback above). Fix the code and run it again."
@@ -553,8 +554,11 @@ def _silence(stdout: str) -> str:
     )
 
 
-_UNPACK = re.compile(r"(?:not enough|too many) values to unpack \(expected (?P<expected>\d+)(?:, got (?P<got>\d+))?\)")
-"""Python's error for ``for name, lines, words in pairs`` over items of another length."""
+_UNPACK = re.compile(
+    r"(?:not enough|too many) values to unpack \(expected (?P<expected>\d+)(?:, got (?P<got>\d+))?\)"
+    r"|cannot unpack non-iterable (?P<single>\w+) object"
+)
+"""Python's errors for ``for name, lines, words in pairs`` over items of another length, or of one value."""
 _EMPTY_RESULT = re.compile(
     r"(?:^|\n)(?:[\w ]{1,40}:\s*)?(?:\[\]|\{\}|set\(\)|Empty DataFrame)\s*(?:\nColumns: .*\nIndex: \[\])?\Z"
 )
