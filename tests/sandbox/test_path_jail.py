@@ -130,6 +130,13 @@ def test_open_write_refuses_the_workspace_itself(jail: PathJail) -> None:
         jail.open_write(".")
 
 
+@pytest.mark.parametrize("path", ["tests/.", "tests/", "tests/sub/.."])
+def test_open_write_refuses_a_path_that_names_a_folder(jail: PathJail, path: str) -> None:
+    with pytest.raises(PathEscapeError, match="names a folder, not a file; give a file name inside it"):
+        jail.open_write(path)
+    assert not (jail.root / "tests").is_file()
+
+
 def test_open_read_catches_a_symlink_swapped_in_after_the_check(
     jail: PathJail, outside: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

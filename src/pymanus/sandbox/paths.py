@@ -91,6 +91,11 @@ class PathJail:
         real = self.resolve(path, write=True)
         if real == self.root:
             raise PathEscapeError(f"{path!r} is the workspace directory itself; give a file name inside it.")
+        if path.endswith(("/", "/.", "/..")):  # "tests/." would create a file named tests
+            raise PathEscapeError(
+                f"{path!r} names a folder, not a file; give a file name inside it (for example "
+                f"'{path.rstrip('/.') or '.'}/notes.txt')."
+            )
         if create_parents:
             real.parent.mkdir(parents=True, exist_ok=True)
             # The parents may have been created through a just-swapped symlink: check again.
