@@ -493,6 +493,28 @@ def test_an_answer_with_a_number_no_file_or_code_output_holds_is_sent_back(tmp_p
     assert problem is not None and "your answer gives" not in problem and "the task's check still fails" in problem
 
 
+async def test_a_file_the_code_wrote_before_it_failed_counts_as_computed(tmp_path: Path) -> None:
+    """Run 38's customer totals: json written, then ``print(dict + str)`` failed, so no code had run "without
+    error", and the computed totals were sent back as typed by hand."""
+    (tmp_path / "orders.json").write_text('[{"customer": "Ana", "total": 12.5}, {"customer": "Ana", "total": 1.3}]')
+    context = ToolContext(run_id="r", workspace=tmp_path)
+    task = "Save what each customer spent to totals.json."
+    progress.task_message(task, context)
+    runner = PythonRunner(Sandbox(tmp_path, backend="none"), session=False)
+    code = (
+        "orders = json.loads(read_file('orders.json'))\n"
+        "totals = {'Ana': round(sum(o['total'] for o in orders) * 3, 2)}\n"
+        "write_file('totals.json', json.dumps(totals))\n"
+        "print(totals + '\\n')"
+    )
+    result = await runner.tool.run(runner.tool.validate({"code": code}), context)
+    assert result.is_error and "TypeError" in result.text and CODE_RAN not in context.state
+    assert missing_outputs(task, "Done.", context, uncomputed=True) is None
+    (tmp_path / "totals.json").write_text('{"Ana": 99.99}')  # then typed over by hand
+    problem = missing_outputs(task, "Done.", context, uncomputed=True)
+    assert problem is not None and "totals.json" in problem
+
+
 async def test_what_the_code_printed_is_kept_for_the_answer_check(tmp_path: Path) -> None:
     runner = PythonRunner(Sandbox(tmp_path, backend="none"), session=False)
     context = ToolContext(run_id="r", workspace=tmp_path)

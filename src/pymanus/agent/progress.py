@@ -28,6 +28,7 @@ from pymanus.agent.task_checks import CheckResult
 from pymanus.sandbox.streams import fit
 from pymanus.tools.builtin.file_formats import format_problem
 from pymanus.tools.builtin.files import KEPT_FILES, NUMBERED_LINE
+from pymanus.tools.builtin.python import CODE_WROTE
 from pymanus.tools.builtin.workspace_scan import Snapshot, changed_files, describe_workspace, scan
 from pymanus.tools.tool import ToolContext
 
@@ -268,7 +269,9 @@ def uncomputed_outputs(task: str, context: ToolContext, *, code_since: float | N
     lists workspace files (picked by what is in them, they are found by reading every file,
     which code does and a small model does not). Once code has run, such a file written
     before it is sent back while it holds numbers or workspace paths the code's output does
-    not show: the model wrote its guess, computed the real values, and kept the guess.
+    not show: the model wrote its guess, computed the real values, and kept the guess. A file
+    as the run's code left it (:data:`~pymanus.tools.builtin.python.CODE_WROTE`) is computed,
+    even when that code failed later (a ``print`` of the wrong type after the file was written).
     """
     start = context.state.get(_START)
     if start is None:
@@ -278,11 +281,14 @@ def uncomputed_outputs(task: str, context: ToolContext, *, code_since: float | N
     inputs = input_files(context, written)
     data = [name for name in inputs if name.endswith(_TABLE_SUFFIXES)]
     known = _known_numbers(workspace, inputs, task)
+    code_wrote = context.state.get(CODE_WROTE, {})
     problems = []
     for name in written:
         path = workspace / name
         if not name.endswith(_DATA_SUFFIXES) or name in start:
             continue  # an input the run edited holds its own numbers (a rename keeps "200 MB")
+        if name in code_wrote and _stamp(path) == code_wrote[name]:
+            continue
         text = read_head(path)
         listed = [other for other in inputs if other in text]
         if code_since is not None:
@@ -315,6 +321,15 @@ def uncomputed_outputs(task: str, context: ToolContext, *, code_since: float | N
 _CLOCK_SLACK = 1.0
 """Seconds a file's modification time may trail the clock (file systems stamp coarsely): a file
 that code wrote must not count as written before it."""
+
+
+def _stamp(path: Path) -> tuple[int, int] | None:
+    """``(mtime ns, size)`` of ``path``, as a workspace scan records them."""
+    try:
+        info = path.stat()
+    except OSError:
+        return None
+    return info.st_mtime_ns, info.st_size
 
 
 def _modified(path: Path) -> float:

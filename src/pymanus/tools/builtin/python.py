@@ -42,11 +42,15 @@ from pymanus.tools.builtin.file_formats import self_import
 from pymanus.tools.builtin.keyword_aliases import rename_keywords
 from pymanus.tools.builtin.python_commands import PythonCommand, split_commands
 from pymanus.tools.builtin.python_session import BlockOutcome, WorkerSession, frame, parse_status
-from pymanus.tools.builtin.workspace_scan import Snapshot, defining_module, describe_changes, scan
+from pymanus.tools.builtin.workspace_scan import Snapshot, changed_files, defining_module, describe_changes, scan
 from pymanus.tools.tool import DEFAULT_MAX_RESULT_CHARS, Tool, ToolContext, ToolResult
 
 CODE_RAN = "python.code_ran"
 """``ToolContext.state`` key: when (``time.time()``) the first block that ran without error started."""
+CODE_WROTE = "python.code_wrote"
+"""``ToolContext.state`` key: the files the run's code wrote, each with the (mtime ns, size) it left them with.
+
+Code that wrote its result and then failed (a ``print`` of the wrong type) still computed that file."""
 CODE_OUTPUT = "python.output"
 """``ToolContext.state`` key: what the run's code printed, the latest :data:`CODE_OUTPUT_CHARS` characters."""
 CODE_OUTPUT_CHARS = 100_000
@@ -154,11 +158,15 @@ class PythonRunner:
         started = time.time()
         body, commands = split_commands(code)
         body, renamed = rename_keywords(body)
+        before = await self._scan()
         results = [await run_code(body)] if body.strip() or not commands else []
         for command in commands:
             if results and results[-1].is_error:
                 break
             results.append(await self._run_command(command))
+        after = await self._scan()
+        wrote = ctx.state.setdefault(CODE_WROTE, {})
+        wrote.update({path: after[path] for path in changed_files(before, after) if after is not None})
         result = (
             results[0]
             if len(results) == 1
