@@ -26,6 +26,7 @@ from pymanus.agent.loop import WITHHELD_TOOLS
 from pymanus.agent.renames import rename_notes
 from pymanus.agent.task_checks import CheckResult
 from pymanus.sandbox.streams import fit
+from pymanus.tools.builtin.code_lint import code_mistakes
 from pymanus.tools.builtin.file_formats import format_problem
 from pymanus.tools.builtin.files import KEPT_FILES, NUMBERED_LINE
 from pymanus.tools.builtin.python import CODE_WROTE
@@ -139,7 +140,10 @@ def invalid_outputs(context: ToolContext) -> list[str]:
     Markdown with a table of a header and no rows), or that hold a tool's numbered lines.
 
     Such a file is wrong whatever the task (:mod:`pymanus.tools.builtin.file_formats`), and so
-    is one holding what read_file showed the model, line numbers and all.
+    is one holding what read_file showed the model, line numbers and all. A module whose code
+    cannot do what its author meant (:func:`~pymanus.tools.builtin.code_lint.code_mistakes`:
+    ``math.pow(i, 2)`` printing ``4.0``) is named too: the 1.5B read the warning ``write_file``
+    gave and kept the code.
     """
     workspace = Path(context.workspace)
     problems = []
@@ -148,9 +152,13 @@ def invalid_outputs(context: ToolContext) -> list[str]:
         if _copied_tool_lines(text):
             problems.append(f"{name} holds lines copied from a tool's output, with the line numbers the tool shows")
             continue
-        problem = format_problem(name, text) if len(text) < _READ_LIMIT else None  # a head cannot be judged
+        if len(text) >= _READ_LIMIT:
+            continue  # a head cannot be judged
+        problem = format_problem(name, text)
         if problem is not None:
             problems.append(problem)
+        elif name.endswith(".py"):
+            problems.extend(f"{name}: {mistake}" for mistake in code_mistakes(text))
     return problems
 
 
