@@ -73,6 +73,15 @@ async def test_the_saved_output_passes_and_the_script_leaves_the_workspace_as_it
     assert sorted(p.name for p in tmp_path.iterdir()) == ["squares.py", "squares.txt"]
 
 
+async def test_a_script_that_prints_nothing_fails_even_with_an_empty_file(tmp_path: Path) -> None:
+    (tmp_path / "squares.py").write_text("def squares():\n    for i in range(1, 4):\n        print(i * i)\n")
+    (tmp_path / "squares.txt").write_text("")
+    [result] = await check(tmp_path)
+    assert not result.passed
+    assert "it printed nothing, so squares.txt cannot hold what the task asks" in result.status
+    assert "runs only where the script calls it" in result.status
+
+
 async def test_a_script_that_fails_reports_its_error(tmp_path: Path) -> None:
     (tmp_path / "squares.py").write_text("print(1)\nraise SystemExit('no squares today')\n")
     (tmp_path / "squares.txt").write_text("1\n")

@@ -204,6 +204,15 @@ class TaskChecks:
             return result
         if outcome.stdout_truncated or len(kept) > _SAVED_LIMIT:
             return None  # too long to compare whole
+        if not output_lines(outcome.stdout):
+            return replace(
+                result,
+                passed=False,
+                status=(
+                    f"{result.status}, but it printed nothing, so {saved.file} cannot hold what the task asks: "
+                    "the script must print its results (a function it defines runs only where the script calls it)"
+                ),
+            )
         if output_lines(outcome.stdout) == output_lines(kept):
             return replace(result, status=f"{result.status}; {saved.file} holds what it prints")
         return replace(
