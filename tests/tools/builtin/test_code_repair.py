@@ -106,6 +106,20 @@ def test_repair_says_what_it_changed() -> None:
     assert repair("x = (") == ("x = (", "")
 
 
+def test_a_line_break_in_a_string_and_a_chained_block_are_repaired_together() -> None:
+    # find_todos: `for ...: for ...:` on one line, and '\n'.join written with a raw line break.
+    code = (
+        "todo = []\nfor folder, _, names in os.walk('src'): for name in names:\n"
+        "    todo.append(name)\nwrite_file('todo.txt', '\n'.join(todo))"
+    )
+    repaired, note = repair(code)
+    assert repaired == (
+        "todo = []\nfor folder, _, names in os.walk('src'):\n    for name in names:\n"
+        "        todo.append(name)\nwrite_file('todo.txt', '\\n'.join(todo))"
+    )
+    assert note == f"{STRING_NOTE}\n{BLOCKS_NOTE}"
+
+
 def test_line_breaks_escaped_twice_between_statements_become_line_breaks() -> None:
     # Seen from a 1.5B model: \\n in the JSON after the first line, so the loop arrived as one line.
     broken = (

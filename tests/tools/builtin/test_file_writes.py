@@ -161,3 +161,17 @@ async def test_code_written_as_a_result_file_gets_a_warning(tools: dict[str, Too
     for content in ("src/app/main.py\nsrc/app/db/models.py\n", "Alice, 3\nBob, 4\n", "total: 12\n", "print(x)\n"):
         assert "Warning" not in (await call(tools["write_file"], path="out.txt", content=content)).text, content
     assert "Warning" not in (await call(tools["write_file"], path="tool.py", content=code)).text  # code's place
+
+
+async def test_a_markdown_table_whose_first_row_repeats_its_header_gets_a_warning(
+    tools: dict[str, Tool], jail: PathJail
+) -> None:
+    # pd.DataFrame([['file', 'lines'], ...]) given column names again: the header is also row 1.
+    content = "| file | lines |\n|:-----|:------|\n| File  | lines |\n| a.txt | 3 |\n"
+    result = await call(tools["write_file"], path="counts.md", content=content)
+    assert (
+        "Warning: counts.md is not valid Markdown (the table at line 1 repeats its header as its first row "
+        "(line 3): the rows it was made from start with the header"
+    ) in result.text
+    result = await call(tools["write_file"], path="counts.md", content="| file | lines |\n|---|---|\n| a.txt | 3 |\n")
+    assert "Warning" not in result.text

@@ -55,15 +55,17 @@ _PREFIXED_QUOTE = re.compile(r"[rRbBuUfF]{0,2}(['\"])")
 def repair(code: str) -> tuple[str, str]:
     """The code to run and a note for the model on what was repaired ("" if nothing was)."""
     code = restore_control_escapes(code)
-    repaired = repair_string_line_breaks(code)
-    if repaired is not None:
-        return repaired, STRING_NOTE
+    joined = _join_string_lines(code)
+    if joined is not None and compiles(joined):
+        return joined, STRING_NOTE
     repaired = repair_escaped_line_breaks(code)
     if repaired is not None:
         return repaired, ESCAPED_NOTE
     repaired = repair_inline_blocks(code)
     if repaired is not None:
         return repaired, BLOCKS_NOTE
+    if joined is not None and (repaired := repair_inline_blocks(joined)) is not None:  # both mistakes at once
+        return repaired, f"{STRING_NOTE}\n{BLOCKS_NOTE}"
     return code, ""
 
 
@@ -78,6 +80,16 @@ def repair_string_line_breaks(code: str) -> str | None:
     ``None`` means there is nothing to repair (the code compiles, fails for another
     reason, uses triple-quoted strings, or is still broken after the repair).
     """
+    joined = _join_string_lines(code)
+    return joined if joined is not None and compiles(joined) else None
+
+
+def _join_string_lines(code: str) -> str | None:
+    """The code with the lines a raw line break cut out of a string literal joined back with an escape.
+
+    ``None`` when compiling the code does not stop at an unterminated string, the code uses
+    triple-quoted strings, or a string is still open at the end.
+    """
     if not _fails_with(code, *_UNTERMINATED) or "'''" in code or '"""' in code:
         return None
     joined: list[str] = []
@@ -87,14 +99,7 @@ def repair_string_line_breaks(code: str) -> str | None:
         if not _ends_inside_string(pending):
             joined.append(pending)
             pending = None
-    if pending is not None:
-        return None
-    repaired = "\n".join(joined)
-    try:
-        compile(repaired, "<cell>", "exec")
-    except SyntaxError:
-        return None
-    return repaired
+    return None if pending is not None else "\n".join(joined)
 
 
 def repair_escaped_line_breaks(code: str) -> str | None:

@@ -170,7 +170,9 @@ def _compile(text: str) -> None:
 def _check_tables(text: str) -> None:
     """Raise ValueError for a Markdown table of a header row and no rows under it, or of two headers.
 
-    Two headers come from a header written by hand above ``DataFrame.to_markdown()``'s own.
+    Two headers come from a header written by hand above ``DataFrame.to_markdown()``'s own, or
+    from a list of rows that starts with the column names (``[['file', 'lines'], ...]``) made
+    into a DataFrame: its first row repeats the header.
     """
     lines = text.splitlines()
     for number, line in enumerate(lines, start=1):
@@ -187,6 +189,12 @@ def _check_tables(text: str) -> None:
                     f"the table at line {number - 1} has a header and no rows: write the whole table at once, "
                     "with a row for each item (from python when the values are computed)"
                 )
+            if _cells(below) == _cells(lines[number - 2]):
+                raise ValueError(
+                    f"the table at line {number - 1} repeats its header as its first row (line {number + 1}): "
+                    "the rows it was made from start with the header; make the table from the data rows only "
+                    "(pd.DataFrame(rows, columns=[...]) with rows that hold values)"
+                )
             if number >= 3 and "|" in lines[number - 3]:
                 start = next(n for n in range(number - 2, 0, -1) if n == 1 or "|" not in lines[n - 2])
                 raise ValueError(
@@ -194,6 +202,11 @@ def _check_tables(text: str) -> None:
                     "header row, then its data rows. DataFrame.to_markdown(index=False) writes the whole table, "
                     "its header and |---| line included, so write no header of your own before it"
                 )
+
+
+def _cells(row: str) -> list[str]:
+    """The cells of a Markdown table row, stripped and lower-cased."""
+    return [cell.strip().lower() for cell in row.strip().strip("|").split("|")]
 
 
 def _blank_inside_table(lines: list[str], rule: int) -> int | None:
