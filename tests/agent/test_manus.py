@@ -441,12 +441,15 @@ def test_written_files_that_do_not_parse_send_the_answer_back(tmp_path: Path) ->
     (tmp_path / "report.md").write_text(stacked)
     (tmp_path / "todo.txt").write_text("'\\n'.join(p for p in os.listdir('src'))")  # the code, not its result
     (tmp_path / "squares.py").write_text("for i in range(1, 11):\n    print(math.pow(i, 2))\n")
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "cli.py").write_text("def test_main():\n    assert True\n")  # no runner collects it
     problem = missing_outputs(task, "Done.", context)
     assert problem is not None
     assert "report.md is not valid Markdown (the table at line 2 has a second header at line 4" in problem
     assert "its header and |---| line included, so write no header of your own before it" in problem
     assert "todo.txt holds Python code, not what the code computes" in problem
     assert "squares.py: line 2 calls math.pow, which always returns a float" in problem
+    assert "so they will not run tests/cli.py; name it tests/test_cli.py" in problem
     assert "counts.md is not valid Markdown (the table at line 3 has a header and no rows: write the whole" in problem
     assert "cli.py is not valid Python (invalid syntax at line 1)" in problem
     assert "products.json is not valid JSON (Expecting property name enclosed in double quotes" in problem
@@ -460,6 +463,7 @@ def test_written_files_that_do_not_parse_send_the_answer_back(tmp_path: Path) ->
     (tmp_path / "report.md").write_text(two_tables)
     (tmp_path / "todo.txt").write_text("src/app/main.py\n")
     (tmp_path / "squares.py").write_text("for i in range(1, 11):\n    print(i ** 2)\n")
+    (tmp_path / "tests" / "cli.py").rename(tmp_path / "tests" / "test_cli.py")
     assert missing_outputs(task, "Done.", context) is None
 
 

@@ -163,17 +163,21 @@ def missing_outputs(
     problems.extend(table_problems(task, context))
     problems.extend(pyproject_problems(task, context))
     problems.extend(progress.restore_changed_inputs(task, context))
+    typed: list[str] = []
     if uncomputed:
         # What the checks printed was in front of the model too ("AssertionError: 3.5 != 2.5").
         printed = "\n".join([str(context.state.get(CODE_OUTPUT, "")), *(check.output for check in checks)])
         code_since = context.state.get(CODE_RAN)
-        problems.extend(progress.uncomputed_outputs(task, context, code_since=code_since, printed=printed))
-        problems.extend(progress.unfounded_answer_numbers(task, answer, context, printed))
-    if not problems:
+        typed += progress.uncomputed_outputs(task, context, code_since=code_since, printed=printed)
+        typed += progress.unfounded_answer_numbers(task, answer, context, printed)
+    if not problems and not typed:
         return None
     # No "or give up" here: small models copied that into a terminate with status "failure"
     # right after fixing the problem (the answer is accepted anyway after max_rejections).
-    return "; ".join(problems) + ". Fix this (compute values with python), then call terminate again."
+    # "Compute with python" only for typed values: after a pyproject.toml without its [project]
+    # table, the 1.5B ran python to print the package's __version__ instead of writing the file.
+    how = " (compute values with python)" if typed else ""
+    return "; ".join(problems + typed) + f". Fix this{how}, then call terminate again."
 
 
 MAY_BE_EMPTY = frozenset({"__init__.py", "py.typed", ".gitkeep", ".keep", ".nojekyll"})

@@ -26,7 +26,7 @@ from pymanus.agent.loop import WITHHELD_TOOLS
 from pymanus.agent.renames import rename_notes
 from pymanus.agent.task_checks import CheckResult
 from pymanus.sandbox.streams import fit
-from pymanus.tools.builtin.code_lint import code_mistakes
+from pymanus.tools.builtin.code_lint import code_mistakes, undiscoverable_test
 from pymanus.tools.builtin.file_formats import format_problem
 from pymanus.tools.builtin.files import KEPT_FILES, NUMBERED_LINE
 from pymanus.tools.builtin.python import CODE_WROTE
@@ -143,7 +143,7 @@ def invalid_outputs(context: ToolContext) -> list[str]:
     is one holding what read_file showed the model, line numbers and all. A module whose code
     cannot do what its author meant (:func:`~pymanus.tools.builtin.code_lint.code_mistakes`:
     ``math.pow(i, 2)`` printing ``4.0``) is named too: the 1.5B read the warning ``write_file``
-    gave and kept the code.
+    gave and kept the code; so is a test file no test runner collects (``tests/cli.py``).
     """
     workspace = Path(context.workspace)
     problems = []
@@ -159,6 +159,7 @@ def invalid_outputs(context: ToolContext) -> list[str]:
             problems.append(problem)
         elif name.endswith(".py"):
             problems.extend(f"{name}: {mistake}" for mistake in code_mistakes(text))
+            problems.extend(filter(None, [undiscoverable_test(name, text)]))
     return problems
 
 

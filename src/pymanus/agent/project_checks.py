@@ -9,6 +9,7 @@ done. The name and version the task gives are facts to check, like the files it 
 
 from __future__ import annotations
 
+import json
 import re
 import tomllib
 from pathlib import Path
@@ -37,14 +38,22 @@ def pyproject_problems(task: str, context: ToolContext) -> list[str]:
         except tomllib.TOMLDecodeError:
             continue  # the format check says so
         table, project = _project_table(meta)
+        if not project:  # no table at all: the whole table to write, not key by key
+            keys = [f'{key} = "{match.group(1)}"' for key, match in (("name", name), ("version", version)) if match]
+            problems.append(
+                f"{written} has no [project] table with the project's name and version (keys outside a table "
+                "belong to no table): write_file it with this content (other tables it needs go after it): "
+                + json.dumps("\n".join(["[project]", *keys]) + "\n")
+            )
+            continue
         if name is not None and _normalized(str(project.get("name", ""))) != _normalized(name.group(1)):
             problems.append(
-                f"{written} gives the project name {project.get('name')!r}, but the task calls the project "
+                f"{written} gives {_given(project, 'name', 'the project name')}, but the task calls the project "
                 f'{name.group(1)}: set name = "{name.group(1)}" under [{table}]'
             )
         if version is not None and str(project.get("version", "")) != version.group(1):
             problems.append(
-                f"{written} gives the version {project.get('version')!r}, but the task asks for version "
+                f"{written} gives {_given(project, 'version', 'the version')}, but the task asks for version "
                 f'{version.group(1)}: set version = "{version.group(1)}" under [{table}]'
             )
     return problems
@@ -57,6 +66,11 @@ def _project_table(meta: dict[str, Any]) -> tuple[str, dict[str, Any]]:
         return "tool.poetry", poetry
     project = meta.get("project")
     return "project", project if isinstance(project, dict) else {}
+
+
+def _given(project: dict[str, Any], key: str, what: str) -> str:
+    """``"the version '1.0'"``, or ``"no version"`` when the table lacks the key."""
+    return f"{what} {project[key]!r}" if key in project else f"no {what.removeprefix('the ')}"
 
 
 def _normalized(name: str) -> str:

@@ -50,7 +50,7 @@ def test_plain_replacements_are_fine(source: str) -> None:
 def test_tests_in_a_file_runners_do_not_collect_get_a_note() -> None:
     tests = "from weather import cli\n\n\ndef test_main():\n    cli.main()\n"
     assert undiscoverable_test("tests/main.py", tests) == (
-        "Note: pytest and unittest only collect test files named test_*.py, so they will not run tests/main.py; "
+        "pytest and unittest only collect test files named test_*.py, so they will not run tests/main.py; "
         "name it tests/test_main.py."
     )
     for collected in ("tests/test_main.py", "tests/main_test.py", "test_cli.py", "tests/conftest.py"):

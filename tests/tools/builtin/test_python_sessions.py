@@ -247,6 +247,12 @@ async def test_a_package_importing_a_module_it_lacks_says_to_remove_the_import(r
     )
     (package / "utils.py").write_text("")
     assert not (await call(runner.tool, "import weather")).is_error
+    # Reading a name the package lacks is no import to remove: define it, or use what is there.
+    result = await call(runner.tool, "import weather\nprint(weather.__version__)")
+    assert result.text.endswith(
+        "The package weather has no `__version__`: weather/__init__.py does not define it. Define it there if "
+        "the task asks for it; otherwise use only names the package's files define (read_file them)."
+    )
 
 
 async def test_an_edited_workspace_module_is_imported_afresh(runner: PythonRunner) -> None:

@@ -136,13 +136,13 @@ _TEST_FUNCTION = re.compile(r"^\s*(?:async\s+)?def test\w*\(", re.MULTILINE)
 
 
 def undiscoverable_test(path: str, source: str) -> str | None:
-    """A note when ``path`` holds tests (``def test...``) in a file that test runners will not collect."""
+    """Why test runners skip ``path`` when it holds tests (``def test...``) under a name they do not collect."""
     file = PurePosixPath(path)
     if file.suffix != ".py" or not _TEST_FUNCTION.search(source):
         return None
     if file.name in ("__init__.py", "conftest.py") or file.name.startswith("test") or file.stem.endswith("_test"):
         return None
     return (
-        f"Note: pytest and unittest only collect test files named test_*.py, so they will not run {path}; "
+        f"pytest and unittest only collect test files named test_*.py, so they will not run {path}; "
         f"name it {file.with_name('test_' + file.name)}."
     )

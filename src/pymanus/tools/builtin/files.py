@@ -213,7 +213,7 @@ def file_tools(
         if converted:
             report += f"\n{LITERAL_AS_JSON_NOTE}"
         if not existed and (hidden := undiscoverable_test(jail.relative(real), content)):
-            report += f"\n{hidden}"
+            report += f"\nNote: {hidden}"
         if real.suffix == ".py" and before and (dropped := dropped_note(jail.relative(real), before, content)):
             report += f"\n{dropped}"
         return report + _format_note(jail.relative(real), content)

@@ -451,7 +451,7 @@ class PythonRunner:
             where = str(status["module_file"])
             if "partially initialized module" in outcome.stderr and (circular := self._self_import(where)):
                 return f"The code raised ImportError (traceback above): {circular}."
-            if (submodule := self._missing_submodule(str(status["missing"]), where)) is not None:
+            if (submodule := self._missing_submodule(str(status["missing"]), where, error)) is not None:
                 return submodule
             return self._missing_name_hint(str(status["missing"]), where)
         if status.get("undefined") and status.get("comprehension_line"):
@@ -523,19 +523,26 @@ class PythonRunner:
             f"{', '.join(same[:5])}. Use that path (relative to the workspace folder) and run it again."
         )
 
-    def _missing_submodule(self, missing: str, where: str) -> str | None:
+    def _missing_submodule(self, missing: str, where: str, error: str) -> str | None:
         """The hint when a package's ``__init__.py`` lacks ``missing`` and no module of that name is there
-        either: ``from . import cli, utils`` made up a module (the 1.5B's packages imported ones it never wrote)."""
+        either: ``from . import cli, utils`` made up a module (the 1.5B's packages imported ones it never wrote),
+        or ``weather.__version__`` (an AttributeError) reads a name nothing defines."""
         package = PurePosixPath(where).parent
         if PurePosixPath(where).name != "__init__.py" or not package.parts:
             return None
         module = package / f"{missing}.py"
         if (self.sandbox.workspace / module).exists() or (self.sandbox.workspace / package / missing).is_dir():
             return None
+        lacks = f"The package {'.'.join(package.parts)} has no `{missing}`: {where} does not define it"
+        if error == "AttributeError":
+            return (
+                f"{lacks}. Define it there if the task asks for it; otherwise use only names the package's "
+                "files define (read_file them)."
+            )
         return (
-            f"The package {'.'.join(package.parts)} has no `{missing}`: {where} does not define it and there is no "
-            f"{module}. Importing `{missing}` from the package (from . import {missing}) needs one of them; remove "
-            f"`{missing}` from that import (traceback above) unless the task asks for such a module."
+            f"{lacks} and there is no {module}. Importing `{missing}` from the package (from . import {missing}) "
+            f"needs one of them; remove `{missing}` from that import (traceback above) unless the task asks for "
+            "such a module."
         )
 
     @staticmethod
