@@ -199,7 +199,9 @@ async def test_a_failing_check_shows_the_trace_and_a_passing_one_does_not(worksp
     assert not failing.passed and "AssertionError: 3.5 != 2.5" in failing.output
     assert "ordered[middle + 1] = 4" in failing.trace
     described = failing.describe(800)
-    assert described.index("AssertionError: 3.5 != 2.5") < described.index("run again under a tracer:")
+    assert described.index("AssertionError: 3.5 != 2.5") < described.index(
+        "The failing call, line by line, with the values it computed:"
+    )
     assert "# ordered = [1, 2, 3, 4]" in described and "where ordered[middle] = 3" in described
     (workspace / "stats.py").write_text(STATS.replace("middle + 1]", "middle - 1]"))
     [fixed] = await checks.results(task, context)

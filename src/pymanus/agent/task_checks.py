@@ -104,7 +104,7 @@ class CheckResult:
         text = fit(self.output.strip(), limit) if self.output.strip() else "(no output)"
         described = f"`{self.command}` {verdict} ({self.status}). Its output:\n```\n{text}\n```"
         if self.trace:
-            described += f"\nThe failing call, run again under a tracer:\n```\n{self.trace}\n```"
+            described += f"\nThe failing call, line by line, with the values it computed:\n```\n{self.trace}\n```"
         return described
 
 
