@@ -96,7 +96,9 @@ def test_empty_cells_the_inputs_lack_send_the_answer_back(merge_run: ToolContext
         "row ',2,Ben,Porto,': the empty columns come from orders.csv, so these rows are from another file and "
         "match no row of orders.csv (a merge with how='left' keeps every row of its left table, how='outer' every "
         "row of both); to keep one row per row of orders.csv, put it on the left: "
-        "orders.merge(other, on=..., how='left'), or values that did not parse? Check the code that wrote it"
+        "pd.read_csv('orders.csv').merge(pd.read_csv('customers.csv'), on='customer_id', how='left')"
+        "[['order_id', 'customer_id', 'name', 'city', 'amount']].to_csv('merged.csv', index=False), "
+        "or values that did not parse? Check the code that wrote it"
     ]
     # Empty cells in columns of both inputs: no one input to name.
     (workspace / "merged.csv").write_text("order_id,customer_id,name,city,amount\n5001,,Ana,Lyon,9.5\n")
@@ -105,6 +107,21 @@ def test_empty_cells_the_inputs_lack_send_the_answer_back(merge_run: ToolContext
     (workspace / "customers.csv").write_text("customer_id,name,city\n1,Ana,\n2,Ben,Porto\n")
     # Written by the run now, so no longer an input: the inputs left (orders.csv) have no empty cells.
     assert table_problems(MERGE_TASK, merge_run)
+
+
+def test_with_a_third_input_the_merge_to_keep_is_named_without_its_line(tmp_path: Path) -> None:
+    inputs = {
+        "orders.csv": "order_id,customer_id,amount\n5001,1,9.5\n",
+        "customers.csv": "customer_id,name,city\n1,Ana,Lyon\n2,Ben,Porto\n",
+        "regions.csv": "city,region\nLyon,South\n",
+    }
+    context = start_run(tmp_path, MERGE_TASK, inputs)
+    (tmp_path / "merged.csv").write_text("order_id,customer_id,name,city,amount\n5001,1,Ana,Lyon,9.5\n,2,Ben,Porto,\n")
+    [problem] = table_problems(MERGE_TASK, context)
+    assert (
+        "to keep one row per row of orders.csv, put it on the left: orders.merge(other, on=..., how='left')" in problem
+    )
+    assert "pd.read_csv" not in problem
 
 
 def test_empty_cells_are_fine_when_an_input_has_them_too(tmp_path: Path) -> None:

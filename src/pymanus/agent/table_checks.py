@@ -77,7 +77,7 @@ def table_problems(task: str, context: ToolContext) -> list[str]:
             f"the task asks for a table of {' and '.join(items)}: one column each (pandas drops the labels of a "
             "Series written with index=False; use series.reset_index().to_markdown(index=False))"
         )
-    problems.extend(_empty_cell_problems(workspace, written, input_files(context, written)))
+    problems.extend(_empty_cell_problems(task, workspace, written, input_files(context, written)))
     problems.extend(_one_line_lists(task, workspace, written))
     problems.extend(_paths_out_of_scope(task, workspace, written))
     return problems
@@ -184,7 +184,7 @@ def _key(column: str) -> str:
     return re.sub(r"[\W_]+", "", column).lower()
 
 
-def _empty_cell_problems(workspace: Path, written: Sequence[str], inputs: Sequence[str]) -> list[str]:
+def _empty_cell_problems(task: str, workspace: Path, written: Sequence[str], inputs: Sequence[str]) -> list[str]:
     """Written CSV files with empty cells, when the run's input CSV files have none."""
     sources = [name for name in inputs if name.lower().endswith(".csv")][:_INPUTS_READ]
     if not sources or any(empty_cells(name, read_head(workspace / name).splitlines()) for name in sources):
@@ -199,17 +199,18 @@ def _empty_cell_problems(workspace: Path, written: Sequence[str], inputs: Sequen
             example = next((f", as in the row {row!r}" for row in rows), "")  # none when a quoted cell spans lines
             problems.append(
                 f"{name} has empty cells ({cells}) though the input CSV files have none{example}: "
-                f"{_unmatched_rows(workspace, sources, list(counted))}, or values that did not parse? "
-                "Check the code that wrote it"
+                f"{_unmatched_rows(task, workspace, sources, list(counted), name)}, or values that did not "
+                "parse? Check the code that wrote it"
             )
     return problems
 
 
-def _unmatched_rows(workspace: Path, sources: Sequence[str], empty_columns: Sequence[str]) -> str:
+def _unmatched_rows(task: str, workspace: Path, sources: Sequence[str], empty_columns: Sequence[str], out: str) -> str:
     """How a merge leaves cells empty, naming the input the empty columns come from when only one has them all.
 
     The 1.5B merged ``customers`` with ``orders`` ``how='left'``: a customer without orders became a
-    row of empty order cells. Told only that a left merge keeps unmatched rows, it kept its left merge.
+    row of empty order cells. Told that a left merge keeps unmatched rows, and then to put orders on
+    the left, it ran its merge again unchanged: with two inputs, the note gives the line to run.
     """
     holders = [name for name in sources if set(empty_columns) <= set(table_header(workspace / name) or ())]
     if len(holders) != 1 or len(sources) < 2:
@@ -218,9 +219,25 @@ def _unmatched_rows(workspace: Path, sources: Sequence[str], empty_columns: Sequ
             "the default how='inner' keeps only the rows that match)"
         )
     source = holders[0]
-    table = re.sub(r"\W+", "_", Path(source).stem)
-    return (
+    reason = (
         f"the empty columns come from {source}, so these rows are from another file and match no row of {source} "
         "(a merge with how='left' keeps every row of its left table, how='outer' every row of both); "
-        f"to keep one row per row of {source}, put it on the left: {table}.merge(other, on=..., how='left')"
+        f"to keep one row per row of {source}, put it on the left"
+    )
+    code = _left_merge(task, workspace, source, [name for name in sources if name != source], out)
+    table = re.sub(r"\W+", "_", Path(source).stem)
+    return f"{reason}: {code}" if code else f"{reason}: {table}.merge(other, on=..., how='left')"
+
+
+def _left_merge(task: str, workspace: Path, keep: str, others: Sequence[str], out: str) -> str | None:
+    """The pandas line that writes ``out`` with one row per row of ``keep``, when one other input shares columns."""
+    kept = table_header(workspace / keep) or []
+    if len(others) != 1 or not (shared := [c for c in kept if c in (table_header(workspace / others[0]) or ())]):
+        return None
+    on = repr(shared[0]) if len(shared) == 1 else repr(shared)
+    requested = requested_columns(task)
+    select = f"[{requested[1]!r}]" if requested is not None and Path(requested[0]).name == Path(out).name else ""
+    return (
+        f"pd.read_csv({keep!r}).merge(pd.read_csv({others[0]!r}), on={on}, how='left'){select}"
+        f".to_csv({out!r}, index=False)"
     )
