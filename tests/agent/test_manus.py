@@ -367,6 +367,39 @@ def test_a_question_answered_by_changing_the_files_puts_them_back(tmp_path: Path
     assert settings.read_text() == "[staging]\nport = 9091\n"
 
 
+async def test_a_file_the_task_only_reads_is_kept_as_it_was(tmp_path: Path) -> None:
+    """csv_to_json: the 1.5B renamed the input's sku column with edit_file, then converted it."""
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    products = workspace / "products.csv"
+    products.write_text("sku,price\nA-100,24.5\n")
+    code = (
+        "open('products.csv', 'w').write('product_id,price\\nA-100,24.5\\n')\n"
+        "import pandas as pd\npd.read_csv('products.csv').to_json('products.json', orient='records')"
+    )
+    model = ScriptedModel(
+        [
+            call("edit_file", path="products.csv", old_text="sku", new_text="product_id"),
+            call("python", code=code),
+            call("terminate", status="success", message="Converted."),
+            call(
+                "python",
+                code="import pandas as pd\npd.read_csv('products.csv').to_json('products.json', orient='records')",
+            ),
+            call("terminate", status="success", message="Converted."),
+        ]
+    )
+    result = await run_preset(workspace, model, "Convert products.csv to products.json: one object per row.")
+    assert result.state is RunState.FINISHED
+    tool_texts = [m.text for m in result.messages if m.role == "tool"]
+    assert tool_texts[0].startswith(
+        "products.csv was not changed: the task reads this file to make its output and does not ask to change it"
+    )
+    assert "the task only reads products.csv, but the run changed it; it is back as it was" in tool_texts[2]
+    assert products.read_text() == "sku,price\nA-100,24.5\n"
+    assert (workspace / "products.json").read_text() == '[{"sku":"A-100","price":24.5}]'
+
+
 async def test_the_file_tools_do_not_change_the_files_a_question_is_about(tmp_path: Path) -> None:
     workspace = tmp_path / "ws"
     (workspace / "config").mkdir(parents=True)

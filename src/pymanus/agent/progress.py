@@ -25,6 +25,7 @@ from pathlib import Path
 from pymanus.agent.loop import WITHHELD_TOOLS
 from pymanus.agent.renames import rename_notes
 from pymanus.agent.task_checks import CheckResult
+from pymanus.agent.task_scope import FILE_NAME, SOURCE_KEEPS_FILES, source_files
 from pymanus.sandbox.streams import fit
 from pymanus.tools.builtin.code_lint import code_mistakes, undiscoverable_test
 from pymanus.tools.builtin.file_formats import format_problem
@@ -38,10 +39,6 @@ NEXT_STEP_PROMPT = (
     "If every requested result exists, call `terminate`."
 )
 
-# File names the task mentions: a name with a common extension, optionally in folders.
-FILE_NAME = re.compile(
-    r"(?<![\w./-])((?:[\w-]+/)*[\w][\w.-]*\.(?:md|txt|csv|tsv|json|jsonl|py|html|yaml|yml|toml|xml|png|svg|log|ini))\b"
-)
 _START = "progress.start"
 """``ToolContext.state`` key of the workspace scan taken when the run started."""
 _SHOWN = 8
@@ -220,16 +217,17 @@ def asks_only(task: str) -> bool:
 
 
 def restore_changed_inputs(task: str, context: ToolContext) -> list[str]:
-    """For a task that only asks a question: put back the files the run changed, and say so.
+    """Put back the files the run changed though the task only reads them, and say so.
 
     The 1.5B edited the settings it was asked about (the staging port), then answered with
-    its own edit, and told of it, "fixed" it by editing again. A question asks for no change:
-    the file tools refuse to change the files (:data:`~pymanus.tools.builtin.files.KEPT_FILES`,
-    set by :func:`task_message`), and what code changed anyway goes back to its content when
-    the run started, with a note to answer from the files.
+    its own edit, and told of it, "fixed" it by editing again. A question asks for no change,
+    and a task that converts or reads named files (:func:`~pymanus.agent.task_scope.source_files`)
+    asks for none in them: the file tools refuse to change those files
+    (:data:`~pymanus.tools.builtin.files.KEPT_FILES`, set by :func:`task_message`), and what
+    code changed anyway goes back to its content when the run started, with a note.
     """
     originals: dict[str, bytes] = context.state.get(_ORIGINALS) or {}
-    if not originals or not asks_only(task):
+    if not originals:
         return []
     workspace = Path(context.workspace)
     changed = [name for name, content in originals.items() if _read_bytes(workspace / name) != content]
@@ -238,10 +236,28 @@ def restore_changed_inputs(task: str, context: ToolContext) -> list[str]:
         (workspace / name).write_bytes(originals[name])
     if not changed:
         return []
+    back = f"{'it is' if len(changed) == 1 else 'they are'} back as {'it was' if len(changed) == 1 else 'they were'}"
+    if asks_only(task):
+        return [
+            f"the task asks a question and no change, but the run changed {', '.join(changed)}; {back}: answer "
+            "from the files as they are now"
+        ]
     return [
-        f"the task asks a question and no change, but the run changed {', '.join(changed)}; "
-        f"{'it is' if len(changed) == 1 else 'they are'} back as they were: answer from the files as they are now"
+        f"the task only reads {', '.join(changed)}, but the run changed {'it' if len(changed) == 1 else 'them'}; "
+        f"{back}: make the task's output again from {'it' if len(changed) == 1 else 'them'} as "
+        f"{'it is' if len(changed) == 1 else 'they are'} now"
     ]
+
+
+def _originals(workspace: Path, files: Snapshot) -> dict[str, bytes]:
+    """The content of ``files`` (name -> (mtime, size)), up to :data:`_ORIGINALS_LIMIT` bytes in all."""
+    kept: dict[str, bytes] = {}
+    budget = _ORIGINALS_LIMIT
+    for name, (_, size) in sorted(files.items()):
+        if size <= budget and (content := _read_bytes(workspace / name)) is not None:
+            kept[name] = content
+            budget -= size
+    return kept
 
 
 QUESTION_KEEPS_FILES = (
@@ -253,7 +269,7 @@ FILE_CHANGING_TOOLS = frozenset({"write_file", "edit_file"})
 """Tools no response may call in a task that only asks a question: the 1.5B edited the port it
 was asked about in every run, refused or not (``python`` stays, to read and compute)."""
 _ORIGINALS = "progress.originals"
-"""``ToolContext.state`` key: the workspace files when the run started, for a question task."""
+"""``ToolContext.state`` key: the files the task only reads (all of them for a question), as the run found them."""
 _ORIGINALS_LIMIT = 4_000_000
 """Bytes of a workspace kept to put back (larger files, and files past this total, are not)."""
 
@@ -361,16 +377,15 @@ def task_message(task: str, context: ToolContext, checks: Sequence[CheckResult] 
     """The task, then a briefing on the workspace and the checks; remembers the workspace as it was."""
     workspace = Path(context.workspace)
     context.state[_START] = snapshot = scan(workspace)
+    for key in (_ORIGINALS, KEPT_FILES, WITHHELD_TOOLS):  # set below for this task alone
+        context.state.pop(key, None)
     if snapshot is not None and asks_only(task):
-        kept: dict[str, bytes] = {}
-        budget = _ORIGINALS_LIMIT
-        for name, (_, size) in sorted(snapshot.items()):
-            if size <= budget and (content := _read_bytes(workspace / name)) is not None:
-                kept[name] = content
-                budget -= size
-        context.state[_ORIGINALS] = kept
+        context.state[_ORIGINALS] = _originals(workspace, snapshot)
         context.state[KEPT_FILES] = (frozenset(snapshot), QUESTION_KEEPS_FILES)
         context.state[WITHHELD_TOOLS] = FILE_CHANGING_TOOLS  # a question needs no file written
+    elif snapshot is not None and (sources := source_files(task, snapshot)):
+        context.state[_ORIGINALS] = _originals(workspace, {name: snapshot[name] for name in sources})
+        context.state[KEPT_FILES] = (frozenset(sources), SOURCE_KEEPS_FILES)
     parts = [task, describe_workspace(workspace)]
     if checks:
         parts.append("The task's checks, run now:\n" + "\n".join(c.describe(BRIEF_CHECK_CHARS) for c in checks))

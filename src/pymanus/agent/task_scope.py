@@ -1,16 +1,59 @@
-"""The folder a task limits itself to: "every file under src/", "the documents in the docs folder"."""
+"""What a task's words bound: the folder it limits itself to ("every file under src/"), and
+the files it only reads ("Convert products.csv to products.json").
+
+The 1.5B converted products.csv, then renamed its ``sku`` column with ``edit_file`` and
+converted it again: the user's data changed though the task asked only to read it. Files the
+task names as sources are kept as they are (:func:`pymanus.agent.progress.task_message`).
+"""
 
 from __future__ import annotations
 
 import re
+from collections.abc import Collection
 from pathlib import Path
 
+FILE_NAME = re.compile(
+    r"(?<![\w./-])((?:[\w-]+/)*[\w][\w.-]*\.(?:md|txt|csv|tsv|json|jsonl|py|html|yaml|yml|toml|xml|png|svg|log|ini))\b"
+)
+"""A file name the task mentions: a name with a common extension, optionally in folders."""
 _FOLDER = re.compile(
     r"\b(?:in|under|inside)\s+(?:the\s+)?`?([\w.-]+(?:/[\w.-]+)*)/?`?(?:\s+(?:folder|directory)|/)", re.IGNORECASE
 )
+_FILE = FILE_NAME.pattern
+# "Convert products.csv", "Read sales.csv", "Using orders.json", "From scores.csv",
+# "Merge orders.csv with customers.csv": files the task reads to make its output.
+_SOURCE = re.compile(
+    rf"\b(?:convert|read|merge|using|from|load|parse|combine|join)\s+(?:the\s+(?:file\s+)?)?`?{_FILE}`?"
+    rf"(?:\s+(?:with|and)\s+`?{_FILE}`?)?",
+    re.IGNORECASE,
+)
+# ... unless the task also writes to it: "append a line to notes.txt", "fix stats.py", "remove ... from
+# config.txt", "in place".
+_TARGET = re.compile(
+    r"(?:\b(?:to|into|fix|edit|change|update|modify|overwrite|rewrite|clean|sort)"
+    r"|\b(?:remove|delete|drop|strip|cut)\b[^.;\n]*?\bfrom)"
+    rf"\s+(?:the\s+(?:file\s+)?)?`?{_FILE}`?",
+    re.IGNORECASE,
+)
+_CHANGES_SOURCE = re.compile(r"\bin\s+(?:place|it|them)\b|\boverwrit|\bthe same file\b", re.IGNORECASE)
+
+SOURCE_KEEPS_FILES = (
+    "the task reads this file to make its output and does not ask to change it, so it stays as it is. "
+    "Write what the task asks to the output file it names (from python when the values are computed)."
+)
+"""Why the file tools refuse to change a file the task only reads."""
 
 
 def scoped_folder(task: str, workspace: Path) -> str:
     """The workspace folder ``task`` names as where its files are (``"src"``), or ``""`` for none."""
     named = _FOLDER.search(task)
     return named.group(1) if named is not None and (workspace / named.group(1)).is_dir() else ""
+
+
+def source_files(task: str, existing: Collection[str]) -> list[str]:
+    """The files of ``existing`` (workspace paths) that ``task`` names as sources to read and never as targets."""
+    if _CHANGES_SOURCE.search(task):
+        return []
+    targets = {name for match in _TARGET.finditer(task) for name in match.groups() if name}
+    named = [name for match in _SOURCE.finditer(task) for name in match.groups() if name and name not in targets]
+    return [name for name in dict.fromkeys(named) if name in existing]

@@ -451,7 +451,7 @@ class PythonRunner:
             where = str(status["module_file"])
             if "partially initialized module" in outcome.stderr and (circular := self._self_import(where)):
                 return f"The code raised ImportError (traceback above): {circular}."
-            if (submodule := self._missing_submodule(str(status["missing"]), where, error)) is not None:
+            if (submodule := self._missing_submodule(str(status["missing"]), where, str(error))) is not None:
                 return submodule
             return self._missing_name_hint(str(status["missing"]), where)
         if status.get("undefined") and status.get("comprehension_line"):

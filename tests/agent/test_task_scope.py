@@ -1,0 +1,47 @@
+"""The files a task only reads, kept as they are, and the folder it limits itself to."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from pymanus.agent.task_scope import scoped_folder, source_files
+
+EXISTING = {"sales.csv", "orders.json", "orders.csv", "customers.csv", "products.csv", "notes.txt", "config.txt"}
+
+
+@pytest.mark.parametrize(
+    ("task", "sources"),
+    [
+        ("Read sales.csv, compute the total per region, and write report.md.", ["sales.csv"]),
+        ("Using orders.json, work out how much each customer spent.", ["orders.json"]),
+        ("Merge orders.csv with customers.csv on customer_id and write merged.csv.", ["orders.csv", "customers.csv"]),
+        ("Convert products.csv to products.json.", ["products.csv"]),
+        ("Convert the file `products.csv` to JSON.", ["products.csv"]),
+        ("From scores.csv, write top5.csv.", []),  # scores.csv is not in the workspace
+        ("Remove the debug lines from config.txt, then read notes.txt.", ["notes.txt"]),
+    ],
+)
+def test_files_the_task_reads_to_make_its_output_are_sources(task: str, sources: list[str]) -> None:
+    assert source_files(task, EXISTING) == sources
+
+
+@pytest.mark.parametrize(
+    "task",
+    [
+        "Read notes.txt and append a line to notes.txt.",  # written to as well
+        "Read products.csv and drop its empty rows in place.",
+        "Read orders.csv and fix orders.csv where the amounts are negative.",
+        "Add a total row to sales.csv.",
+        "Load config.txt and overwrite the port.",
+    ],
+)
+def test_files_the_task_also_changes_are_not_sources(task: str) -> None:
+    assert source_files(task, EXISTING) == []
+
+
+def test_the_folder_a_task_limits_itself_to(tmp_path: Path) -> None:
+    (tmp_path / "src").mkdir()
+    assert scoped_folder("Find every file under src/ that contains TODO.", tmp_path) == "src"
+    assert scoped_folder("Find every file under lib/ that contains TODO.", tmp_path) == ""  # not a folder here
