@@ -21,7 +21,7 @@ from pathlib import Path
 
 from pymanus.agent.progress import FILE_NAME, input_files, locate, read_head, written_files
 from pymanus.agent.task_scope import scoped_folder
-from pymanus.tools.builtin.file_formats import TABLE_RULE
+from pymanus.tools.builtin.file_formats import markdown_table
 from pymanus.tools.builtin.workspace_scan import empty_cells
 from pymanus.tools.tool import ToolContext
 
@@ -135,10 +135,8 @@ def table_header(path: Path) -> list[str] | None:
         return None
     if path.suffix.lower() in (".csv", ".tsv"):
         return next(csv.reader(lines[:1], delimiter="\t" if path.suffix.lower() == ".tsv" else ","), None)
-    for number, line in enumerate(lines[1:], start=1):
-        if TABLE_RULE.match(line) and "|" in line and "|" in lines[number - 1]:
-            return [cell.strip() for cell in lines[number - 1].strip().strip("|").split("|")]
-    return None
+    table = markdown_table(text)
+    return table[0] if table is not None else None
 
 
 def _one_line_lists(task: str, workspace: Path, written: Sequence[str]) -> list[str]:

@@ -189,7 +189,7 @@ def _check_tables(text: str) -> None:
                     f"the table at line {number - 1} has a header and no rows: write the whole table at once, "
                     "with a row for each item (from python when the values are computed)"
                 )
-            if _cells(below) == _cells(lines[number - 2]):
+            if [c.lower() for c in table_cells(below)] == [c.lower() for c in table_cells(lines[number - 2])]:
                 raise ValueError(
                     f"the table at line {number - 1} repeats its header as its first row (line {number + 1}): "
                     "the rows it was made from start with the header; make the table from the data rows only "
@@ -204,9 +204,23 @@ def _check_tables(text: str) -> None:
                 )
 
 
-def _cells(row: str) -> list[str]:
-    """The cells of a Markdown table row, stripped and lower-cased."""
-    return [cell.strip().lower() for cell in row.strip().strip("|").split("|")]
+def table_cells(row: str) -> list[str]:
+    """The cells of a Markdown table row, stripped."""
+    return [cell.strip() for cell in row.strip().strip("|").split("|")]
+
+
+def markdown_table(text: str) -> tuple[list[str], list[list[str]]] | None:
+    """The header and rows of the first Markdown table in ``text`` (``None``: it has none)."""
+    lines = text.splitlines()
+    for number, line in enumerate(lines[1:], start=1):
+        if TABLE_RULE.match(line) and "|" in line and "|" in lines[number - 1]:
+            rows = []
+            for row in lines[number + 1 :]:
+                if "|" not in row:
+                    break
+                rows.append(table_cells(row))
+            return table_cells(lines[number - 1]), rows
+    return None
 
 
 def _blank_inside_table(lines: list[str], rule: int) -> int | None:
