@@ -321,6 +321,7 @@ def test_a_file_written_by_hand_before_the_code_ran_must_show_what_the_code_prin
     problem = missing_outputs(task, "Done.", context, uncomputed=True)
     assert problem is not None
     assert "report.md was written before any code ran, and the code's output since does not show its 13.75" in problem
+    assert "write report.md again from what the code computes, in that code (write_file('report.md', text)" in problem
     context.state[CODE_OUTPUT] += "North 13.75\n"  # the typed values are what the code printed
     assert missing_outputs(task, "Done.", context, uncomputed=True) is None
     context.state[CODE_OUTPUT] = ""

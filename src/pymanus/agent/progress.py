@@ -326,7 +326,8 @@ def uncomputed_outputs(task: str, context: ToolContext, *, code_since: float | N
                 shown = ", ".join(dict.fromkeys(unseen[:3]))
                 problems.append(
                     f"{name} was written before any code ran, and the code's output since does not show "
-                    f"its {shown}: write {name} again from what the code computes"
+                    f"its {shown}: write {name} again from what the code computes, in that code "
+                    f"(write_file('{name}', text) inside it)"
                 )
         elif len(listed) >= 2:
             problems.append(
