@@ -309,9 +309,10 @@ async def test_a_python_command_line_runs_as_a_command(runner: PythonRunner, san
     )
     failing = await call(runner.tool, "python -m unittest test_sq")
     assert failing.is_error and "AssertionError: 1 != 2" in failing.text and "exit code 1" in failing.text
-    # A block that ends with the command to run it: the code, then the command.
+    # A block that ends with the command to run it: the code, then the command, then what the call wrote.
     both = await call(runner.tool, "open('squares.py', 'w').write('print(7)')\npython squares.py")
-    assert not both.is_error and both.text.endswith("Ran `python squares.py` as a command.\n\n7"), both.text
+    assert not both.is_error, both.text
+    assert both.text.startswith("8\n\nRan `python squares.py` as a command.\n\n7\n\nFiles written: squares.py (1 line)")
     broken = await call(runner.tool, "1 / 0\npython squares.py")  # the command runs only after the code worked
     assert broken.is_error and "ZeroDivisionError" in broken.text and "as a command" not in broken.text
     # The session is untouched: commands run in their own process.

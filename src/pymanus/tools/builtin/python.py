@@ -165,12 +165,20 @@ class PythonRunner:
                 break
             results.append(await self._run_command(command))
         after = await self._scan()
-        wrote = ctx.state.setdefault(CODE_WROTE, {})
-        wrote.update({path: after[path] for path in changed_files(before, after) if after is not None})
-        result = (
-            results[0]
-            if len(results) == 1
-            else ToolResult(content="\n\n".join(r.text for r in results), is_error=any(r.is_error for r in results))
+        if after is not None:
+            wrote = ctx.state.setdefault(CODE_WROTE, {})
+            wrote.update({path: after[path] for path in changed_files(before, after)})
+        text = "\n\n".join(r.text for r in results)
+        written = await asyncio.to_thread(
+            describe_changes,
+            self.sandbox.workspace,
+            before,
+            after,
+            show_budget=min(WRITTEN_SHOWN_CHARS, self.tool_budget // 4),
+            shown_already=text,  # what the code printed (small models do not check files on their own)
+        )
+        result = ToolResult(
+            content="\n\n".join(filter(None, [text, written])), is_error=any(r.is_error for r in results)
         )
         for mistake in code_mistakes(repair(body)[0]):  # the code as it ran: chained blocks unfolded
             result = result.model_copy(update={"content": f"{result.text}\n\nNote: your code's {mistake}."})
@@ -223,9 +231,7 @@ class PythonRunner:
 
     async def _run_fresh(self, code: str) -> ToolResult:
         code, note = repair(code)
-        before = await self._scan()
-        outcome = await self._run_once(code)
-        return self._observation(outcome, note=note, written=await self._written_since(before, outcome.stdout))
+        return self._observation(await self._run_once(code), note=note)
 
     async def _run_once(self, code: str) -> BlockOutcome:
         token = secrets.token_hex(8)
@@ -251,7 +257,6 @@ class PythonRunner:
             )
         self._restarted.discard(run_id)
         session = await self._session(run_id)
-        before = await self._scan()
         try:
             outcome = await session.run(code, self.sandbox.timeout)
         except asyncio.CancelledError:
@@ -262,7 +267,7 @@ class PythonRunner:
             self._sessions.pop(run_id, None)
             await session.aclose()
             self._restarted.add(run_id)
-        return self._observation(outcome, note=note, written=await self._written_since(before, outcome.stdout))
+        return self._observation(outcome, note=note)
 
     async def _run_command(self, command: PythonCommand) -> ToolResult:
         """Run a terminal command typed into the tool (see :mod:`python_commands`)."""
@@ -279,7 +284,6 @@ class PythonRunner:
                 jail.resolve(saving, write=True)
         except PathEscapeError as exc:
             return ToolResult.error(str(exc))
-        before = await self._scan()
         # What goes to a file may be long (up to the sandbox's stream limit); what is shown is cut.
         limit = None if saving is not None else self._stream_limit
         result = await self.sandbox.run(command.argv, env=self._env(), output_limit=limit)
@@ -300,25 +304,10 @@ class PythonRunner:
             parts.append(f"It ended with {result.exit_description(self.sandbox.limits)}.")
         elif not result.stdout.strip() and not result.stderr.strip():
             parts.append("(it printed nothing)")
-        written = await self._written_since(before, result.stdout)
-        if written:
-            parts.append(written)
         return ToolResult(content="\n\n".join(parts), is_error=not result.ok)
 
     async def _scan(self) -> Snapshot | None:
         return await asyncio.to_thread(scan, self.sandbox.workspace)
-
-    async def _written_since(self, before: Snapshot | None, printed: str) -> str:
-        """Which files the code wrote, and how they begin (small models do not check on their own)."""
-        after = await self._scan()
-        return await asyncio.to_thread(
-            describe_changes,
-            self.sandbox.workspace,
-            before,
-            after,
-            show_budget=min(WRITTEN_SHOWN_CHARS, self.tool_budget // 4),
-            shown_already=printed,
-        )
 
     async def _session(self, run_id: str) -> WorkerSession:
         """The live worker of ``run_id``, started if needed."""
@@ -348,7 +337,7 @@ class PythonRunner:
             cleanup.add_done_callback(self._cleanups.discard)
 
     # -- observations ------------------------------------------------------------------
-    def _observation(self, outcome: BlockOutcome, *, note: str, written: str = "") -> ToolResult:
+    def _observation(self, outcome: BlockOutcome, *, note: str) -> ToolResult:
         parts = [note] if note else []
         stdout, stderr = outcome.stdout.rstrip("\n"), outcome.stderr.rstrip("\n")
         room = self.tool_budget - 1000  # left for the note and the footer
@@ -369,8 +358,6 @@ class PythonRunner:
             parts.append(_silence(outcome.stdout))
         elif ok and _EMPTY_RESULT.search(stdout):
             parts.append(EMPTY_RESULT_NOTE)
-        if written:
-            parts.append(written)
         return ToolResult(content="\n\n".join(parts), is_error=not ok)
 
     def _footer(self, outcome: BlockOutcome) -> str:
