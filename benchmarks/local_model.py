@@ -4,6 +4,7 @@ Usage::
 
     python benchmarks/local_model.py [PACK]             # default qwen2.5-coder-1.5b
     python benchmarks/local_model.py PACK --formats     # native vs JSON-envelope grammar
+    python benchmarks/local_model.py PACK --replay run.json [--steps 12]  # drafting on real steps
 
 Prints, for one pack:
 
@@ -11,6 +12,7 @@ Prints, for one pack:
 * generation speed in tokens/s: free text, and grammar-constrained tool calls;
 * a 5-step growing agent conversation: prompt tokens per step and how many of them were
   actually evaluated (the rest came from the KV cache of the previous step);
+* with ``--replay``: generation speed of real agent steps from a suite run, drafting off and on;
 * with ``--formats``: for each tool-output shape, on 12 agent situations x ``--trials``,
   how often the model chose the right action (right tool, or a final answer when the
   task is done), argument correctness, and seconds per step.
@@ -23,13 +25,17 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import json
 import logging
+import random
 import re
 import statistics
 import sys
+import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
+from pathlib import Path
 from typing import Any
 
 from pymanus.errors import ModelOutputError
@@ -205,9 +211,14 @@ EDIT_SOURCE = """def summarize(rows):
 """
 
 
+DRAFT = 16
+"""Draft length tried against the default (off)."""
+REPOSITORY = str(Path(__file__).resolve().parents[1])
+
+
 async def speed(model: LocalModel, records: _Records) -> None:
     """Tokens/s for free text, a constrained tool call and an edit that copies code, with
-    prompt-lookup drafting on and off (prompt already cached; the outputs are the same)."""
+    prompt-lookup drafting off (the default) and on (``DRAFT`` tokens; prompt already cached)."""
     story = [Message.user("Write the numbers from one to sixty in words, separated by commas.")]
     edit = [Message.user(f"Rename `count` to `n_rows` in this function and show the whole function:\n{EDIT_SOURCE}")]
     settings = ModelSettings(max_tokens=200, seed=1, temperature=0.0)
@@ -216,7 +227,7 @@ async def speed(model: LocalModel, records: _Records) -> None:
     for label, messages, tools in cases:
         line = []
         for drafting in (False, True):
-            model.sampling = default if drafting else replace(default, draft_tokens=0)
+            model.sampling = replace(default, draft_tokens=DRAFT if drafting else 0)
             rates = []
             for attempt in range(3):  # the first call fills the prompt cache
                 with contextlib.suppress(ModelOutputError):  # a call cut off by max_tokens still measures speed
@@ -286,11 +297,50 @@ async def formats(spec: str, trials: int) -> None:
         )
 
 
+async def replay(model: LocalModel, records: _Records, data: dict[str, Any], steps: int) -> None:
+    """Tokens/s of real agent steps, drafting off and on: the requests before ``steps`` assistant
+    messages of a suite run (``data``, from ``benchmarks/tasks/run.py --json``), each sent with the
+    Manus preset's tools, prompt cached first, the same seed both ways, in alternating order."""
+    sys.path.insert(0, REPOSITORY)  # run as a script: make ``benchmarks.tasks`` importable
+    from benchmarks.tasks.run import manus_factory
+
+    with tempfile.TemporaryDirectory() as folder:
+        agent = manus_factory(model.name, max_steps=15, timeout=300)(Path(folder))
+        tools = agent.toolset.definitions()
+        await agent.aclose()
+    requests = [
+        [Message.model_validate(m) for m in run[:index]]
+        for result in data["results"]
+        for run in [*result["earlier"], result["messages"]]
+        for index, message in enumerate(run)
+        if message["role"] == "assistant" and index > 1
+    ]
+    random.Random(7).shuffle(requests)
+    default, totals = model.sampling, {False: [0, 0.0], True: [0, 0.0]}
+    for number, messages in enumerate(requests[:steps]):
+        await model.request(messages, tools, ModelSettings(max_tokens=1, seed=1))  # the prompt into the cache
+        for drafting in (False, True) if number % 2 else (True, False):
+            model.sampling = replace(default, draft_tokens=DRAFT if drafting else 0)
+            with contextlib.suppress(ModelOutputError):
+                await model.request(messages, tools, ModelSettings(max_tokens=400, seed=1234))
+            rec = records.records[-1].__dict__
+            totals[drafting][0] += rec["completion_tokens"]
+            totals[drafting][1] += rec["generate_seconds"]
+    model.sampling = default
+    for drafting, (tokens, seconds) in totals.items():
+        label = f"drafting {DRAFT}" if drafting else "plain"
+        print(
+            f"  replayed {min(steps, len(requests))} steps, {label}: {tokens} tokens, {tokens / seconds:.1f} tokens/s"
+        )
+
+
 async def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("pack", nargs="?", default="qwen2.5-coder-1.5b")
     parser.add_argument("--formats", action="store_true", help="compare the native and JSON grammar shapes")
     parser.add_argument("--trials", type=int, default=2)
+    parser.add_argument("--replay", type=Path, help="a suite run's --json file: replay its steps, drafting off and on")
+    parser.add_argument("--steps", type=int, default=12, help="steps to replay")
     args = parser.parse_args()
     from pymanus.models.local import resolve_spec
 
@@ -302,6 +352,9 @@ async def main() -> None:
     print(f"  load: {model.load_seconds:.2f}s, n_ctx={model.context_window}, tool format={model.tool_format}")
     if args.formats:
         await formats(args.pack, args.trials)
+        return
+    if args.replay:
+        await replay(model, records, json.loads(args.replay.read_text()), args.steps)
         return
     await growing(model, records)  # first, so step 1 starts from an empty KV cache
     await speed(model, records)

@@ -10,8 +10,8 @@ Prompt cache. The llama context keeps its KV cache between calls; each call eval
 tokens after the longest common prefix with what the context already holds, so step k of an
 agent run evaluates only what step k-1 added. ``last_prompt_eval_tokens`` records the count.
 The evaluated head of the prompt (system prompt and tools) is also kept on disk for later
-processes (:mod:`pymanus.models.prefix_store`), and generation drafts ahead by prompt lookup
-(:mod:`pymanus.models.lookup`).
+processes (:mod:`pymanus.models.prefix_store`), and generation can draft ahead by prompt lookup
+(:mod:`pymanus.models.lookup`; off by default).
 
 Sharing. Weights take hundreds of MB and a context's KV cache as much again, so loaded models
 are the one process-wide cache in PyManus: keyed by (file, context size), shared by every

@@ -5,9 +5,11 @@ An agent's output repeats its input: code that names the CSV's columns, an ``edi
 When the last few tokens occurred earlier (in the prompt or in this output), the tokens that
 followed them then are a cheap guess at what follows now. The decoder evaluates the guess in
 one batch with the real next token and keeps the part the model's own samples confirm, so the
-output is exactly what token-by-token sampling would give; only the speed changes. On two
-cores a batch of 8 tokens costs about 3 single-token steps, so a guess pays when a third of it
-holds. Drafts grow while they hold and shrink while they fail.
+output is what token-by-token sampling would give (up to the rounding differences between a
+batch and single steps, which can change a sampled token). A guess pays when a batch costs
+much less than its tokens one by one: on a GPU or many cores, not on 2 CPU cores, where it is
+off by default (:attr:`pymanus.models.local_runtime.Sampling.draft_tokens`). Drafts grow while
+they hold and shrink while they fail.
 """
 
 from __future__ import annotations
