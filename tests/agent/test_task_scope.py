@@ -15,7 +15,7 @@ EXISTING = {"sales.csv", "orders.json", "orders.csv", "customers.csv", "products
     ("task", "sources"),
     [
         ("Read sales.csv, compute the total per region, and write report.md.", ["sales.csv"]),
-        ("Using orders.json, work out how much each customer spent.", ["orders.json"]),
+        ("Using orders.json, work out what each customer spent; save it to totals.json.", ["orders.json"]),
         ("Merge orders.csv with customers.csv on customer_id and write merged.csv.", ["orders.csv", "customers.csv"]),
         ("Convert products.csv to products.json.", ["products.csv"]),
         ("Convert the file `products.csv` to JSON.", ["products.csv"]),
@@ -35,6 +35,8 @@ def test_files_the_task_reads_to_make_its_output_are_sources(task: str, sources:
         "Read orders.csv and fix orders.csv where the amounts are negative.",
         "Add a total row to sales.csv.",
         "Load config.txt and overwrite the port.",
+        "Read config.txt and add a debug setting.",  # no other file named: the change is to config.txt
+        "Using orders.json, remove the cancelled orders.",
     ],
 )
 def test_files_the_task_also_changes_are_not_sources(task: str) -> None:

@@ -23,10 +23,12 @@ _FILE = FILE_NAME.pattern
 # "Convert products.csv", "Read sales.csv", "Using orders.json", "From scores.csv",
 # "Merge orders.csv with customers.csv": files the task reads to make its output.
 _SOURCE = re.compile(
-    rf"\b(?:convert|read|merge|using|from|load|parse|combine|join)\s+(?:the\s+(?:file\s+)?)?`?{_FILE}`?"
+    rf"\b(convert|read|merge|using|from|load|parse|combine|join)\s+(?:the\s+(?:file\s+)?)?`?{_FILE}`?"
     rf"(?:\s+(?:with|and)\s+`?{_FILE}`?)?",
     re.IGNORECASE,
 )
+_MAKES_ANOTHER = {"convert", "merge", "combine", "join"}
+"""Verbs whose result is another file even when the task does not name it ("Convert x.csv to JSON")."""
 # ... unless the task also writes to it: "append a line to notes.txt", "fix stats.py", "remove ... from
 # config.txt", "in place".
 _TARGET = re.compile(
@@ -51,9 +53,17 @@ def scoped_folder(task: str, workspace: Path) -> str:
 
 
 def source_files(task: str, existing: Collection[str]) -> list[str]:
-    """The files of ``existing`` (workspace paths) that ``task`` names as sources to read and never as targets."""
+    """The files of ``existing`` (workspace paths) that ``task`` names as sources to read and never as
+    targets, when it also names another file, its output."""
     if _CHANGES_SOURCE.search(task):
         return []
     targets = {name for match in _TARGET.finditer(task) for name in match.groups() if name}
-    named = [name for match in _SOURCE.finditer(task) for name in match.groups() if name and name not in targets]
-    return [name for name in dict.fromkeys(named) if name in existing]
+    sources: dict[str, bool] = {}  # name -> whether its verb makes another file
+    for match in _SOURCE.finditer(task):
+        for name in match.groups()[1:]:
+            if name and name not in targets and name in existing:
+                sources[name] = sources.get(name, False) or match.group(1).lower() in _MAKES_ANOTHER
+    # "Read config.json and add a debug key" changes what it reads: a file read counts as a
+    # source beside an output the task names.
+    outputs = set(FILE_NAME.findall(task)) - set(sources)
+    return [name for name, makes_another in sources.items() if makes_another or outputs]
