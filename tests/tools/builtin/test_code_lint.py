@@ -3,6 +3,8 @@ variable named like the list the loop fills, tests no runner collects."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from pymanus.tools.builtin.code_lint import (
@@ -10,6 +12,7 @@ from pymanus.tools.builtin.code_lint import (
     float_power,
     loop_rebinds_list,
     regex_in_replace,
+    shallow_listing,
     undiscoverable_test,
 )
 
@@ -110,3 +113,20 @@ def test_a_whole_number_power_through_math_pow_is_named() -> None:
 )
 def test_float_powers_and_int_powers_are_fine(source: str) -> None:
     assert float_power(source) is None
+
+
+def test_listing_a_folder_whose_files_are_in_subfolders_is_named(tmp_path: Path) -> None:
+    # find_todos: os.listdir('.') over a workspace whose files are under src/app/.
+    (tmp_path / "src" / "app").mkdir(parents=True)
+    (tmp_path / "src" / "app" / "main.py").write_text("# TODO\n")
+    (tmp_path / "README.md").write_text("# Demo\n")
+    code = "import os\nfor f in os.listdir('.'):\n    if 'TODO' in open(f).read():\n        print(f)\n"
+    assert shallow_listing(code, tmp_path) == (
+        "line 2 lists '.' with os.listdir, which gives the names in that one folder only, not the files in its "
+        "subfolders (such as src/app/main.py); os.walk('.') visits them all"
+    )
+    assert shallow_listing("import os\nos.listdir()", tmp_path) is not None  # the working folder, too
+    assert shallow_listing("import os\nos.listdir('src/app')", tmp_path) is None  # no subfolders there
+    assert shallow_listing("import os\nos.listdir('../..')", tmp_path) is None  # outside the workspace
+    assert shallow_listing("import os\nos.listdir(folder)", tmp_path) is None  # not a literal
+    assert shallow_listing("for root, _, names in os.walk('.'): pass", tmp_path) is None

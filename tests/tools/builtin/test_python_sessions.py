@@ -331,3 +331,14 @@ async def test_command_lines_that_are_not_commands(once: Tool, sandbox: Sandbox)
     assert piped.is_error and "that line is a shell command, not Python" in piped.text
     assert (await call(once, "exec(open('squares.py').read())")).text == "4"  # the way the hint gives works
     assert (await call(once, "python = 3\npython")).text == "3"  # valid Python stays Python
+
+
+async def test_code_listing_a_folder_with_nested_files_gets_a_note(runner: PythonRunner) -> None:
+    (runner.sandbox.workspace / "src" / "app").mkdir(parents=True)
+    (runner.sandbox.workspace / "src" / "app" / "main.py").write_text("# TODO\n")
+    result = await call(runner.tool, "import os\nprint([f for f in os.listdir('src') if f.endswith('.py')])")
+    assert result.text.startswith("[]")
+    assert result.text.endswith(
+        "Note: your code's line 2 lists 'src' with os.listdir, which gives the names in that one folder only, "
+        "not the files in its subfolders (such as src/app/main.py); os.walk('src') visits them all."
+    )

@@ -8,8 +8,9 @@ the python tool name the line instead.
 from __future__ import annotations
 
 import ast
+import itertools
 import re
-from pathlib import PurePosixPath
+from pathlib import Path, PurePosixPath
 
 _REGEX_LIKE = re.compile(r"\[\^?[^\]]*(?:\w-\w|\\[wdsWDS])[^\]]*\]|\\[sdwSDWb]|\.[*+]|\(\?")
 """A character class with a range or class escape (``[^a-z0-9]``, not a checkbox's ``[ ]``), an escape
@@ -130,6 +131,48 @@ def float_power(source: str) -> str | None:
 def code_mistakes(source: str) -> list[str]:
     """What :func:`regex_in_replace`, :func:`loop_rebinds_list` and :func:`float_power` say of ``source``."""
     return [mistake for lint in (regex_in_replace, loop_rebinds_list, float_power) if (mistake := lint(source))]
+
+
+_NESTED_LOOKED_AT = 200
+"""Entries below a listed folder looked at for a file in a subfolder (a bound in a huge workspace)."""
+
+
+def shallow_listing(source: str, workspace: Path) -> str | None:
+    """What is wrong when the code lists a workspace folder with ``os.listdir`` and its files are in subfolders.
+
+    "Find every file under src/ that contains TODO": the 1.5B looped over ``os.listdir('.')``,
+    found nothing, and typed a list of paths instead.
+    """
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError):
+        return None
+    for node in ast.walk(tree):
+        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "listdir"):
+            continue
+        argument = node.args[0] if node.args else ast.Constant(".")
+        if isinstance(argument, ast.Constant) and isinstance(argument.value, str):
+            folder = argument.value or "."
+            if nested := _file_in_subfolder(workspace, folder):
+                return (
+                    f"line {node.lineno} lists {folder!r} with os.listdir, which gives the names in that one folder "
+                    f"only, not the files in its subfolders (such as {nested}); os.walk({folder!r}) visits them all"
+                )
+    return None
+
+
+def _file_in_subfolder(workspace: Path, folder: str) -> str | None:
+    """A file (workspace-relative) inside a subfolder of ``folder``, if the workspace has one."""
+    root = workspace.resolve()
+    listed = (root / folder).resolve()
+    if not listed.is_relative_to(root) or not listed.is_dir():
+        return None
+    for sub in sorted(listed.iterdir()):
+        if sub.is_dir() and not sub.name.startswith("."):
+            found = (p for p in itertools.islice(sub.rglob("*"), _NESTED_LOOKED_AT) if p.is_file())
+            if (path := next(found, None)) is not None:
+                return path.relative_to(root).as_posix()
+    return None
 
 
 _TEST_FUNCTION = re.compile(r"^\s*(?:async\s+)?def test\w*\(", re.MULTILINE)
