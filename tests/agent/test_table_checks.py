@@ -93,13 +93,15 @@ def test_empty_cells_the_inputs_lack_send_the_answer_back(merge_run: ToolContext
     )
     assert table_problems(MERGE_TASK, merge_run) == [
         "merged.csv has empty cells (1 in order_id, 1 in amount) though the input CSV files have none, as in the "
-        "row ',2,Ben,Porto,': the empty columns come from orders.csv, so these rows are from another file and "
-        "match no row of orders.csv (a merge with how='left' keeps every row of its left table, how='outer' every "
-        "row of both); to keep one row per row of orders.csv, put it on the left: "
+        "row ',2,Ben,Porto,': rows of customers.csv that match no row of orders.csv (a merge with how='left' "
+        "keeps every row of its left table). For one row per row of orders.csv, orders.csv goes on the left; run: "
         "pd.read_csv('orders.csv').merge(pd.read_csv('customers.csv'), on='customer_id', how='left')"
-        "[['order_id', 'customer_id', 'name', 'city', 'amount']].to_csv('merged.csv', index=False), "
-        "or values that did not parse? Check the code that wrote it"
+        "[['order_id', 'customer_id', 'name', 'city', 'amount']].to_csv('merged.csv', index=False)"
     ]
+    # Columns out of order too (customers merged first): the line to run selects them, so one note says it all.
+    (workspace / "merged.csv").write_text("customer_id,name,city,order_id,amount\n1,Ana,Lyon,5001,9.5\n2,Ben,Porto,,\n")
+    [problem] = table_problems(MERGE_TASK, merge_run)
+    assert problem.startswith("merged.csv has empty cells") and "how='left')[['order_id', 'customer_id'," in problem
     # Empty cells in columns of both inputs: no one input to name.
     (workspace / "merged.csv").write_text("order_id,customer_id,name,city,amount\n5001,,Ana,Lyon,9.5\n")
     [problem] = table_problems(MERGE_TASK, merge_run)

@@ -52,15 +52,22 @@ def table_problems(task: str, context: ToolContext) -> list[str]:
     workspace = Path(context.workspace)
     written = written_files(context)
     problems = []
+    empty = _empty_cell_problems(task, workspace, written, input_files(context, written))
     requested = requested_columns(task)
     path = _written_path(workspace, requested[0], written) if requested is not None else None
     header = table_header(path) if path is not None else None
+    # A merge line to run that also selects the columns says it all: one fix, not two notes.
+    selected = requested is not None and any(f"[{requested[1]!r}]" in problem for problem in empty)
     if requested is not None and header is not None and list(map(_key, header)) != list(map(_key, requested[1])):
         name, columns = requested
         order = " in this order" if sorted(map(_key, header)) == sorted(map(_key, columns)) else ""
-        problems.append(
-            f"{name} has the columns {', '.join(header)}, but the task asks for the columns {', '.join(columns)}"
-            f"{order} (with pandas, select them: df[{columns!r}])"
+        problems += (
+            []
+            if selected
+            else [
+                f"{name} has the columns {', '.join(header)}, but the task asks for the columns {', '.join(columns)}"
+                f"{order} (with pandas, select them: df[{columns!r}])"
+            ]
         )
     markdown = requested_markdown_table(task)
     path = _written_path(workspace, markdown, written) if markdown is not None else None
@@ -77,7 +84,7 @@ def table_problems(task: str, context: ToolContext) -> list[str]:
             f"the task asks for a table of {' and '.join(items)}: one column each (pandas drops the labels of a "
             "Series written with index=False; use series.reset_index().to_markdown(index=False))"
         )
-    problems.extend(_empty_cell_problems(task, workspace, written, input_files(context, written)))
+    problems.extend(empty)
     problems.extend(_one_line_lists(task, workspace, written))
     problems.extend(_paths_out_of_scope(task, workspace, written))
     return problems
@@ -197,8 +204,7 @@ def _empty_cell_problems(task: str, workspace: Path, written: Sequence[str], inp
             example = next((f", as in the row {row!r}" for row in rows), "")  # none when a quoted cell spans lines
             problems.append(
                 f"{name} has empty cells ({cells}) though the input CSV files have none{example}: "
-                f"{_unmatched_rows(task, workspace, sources, list(counted), name)}, or values that did not "
-                "parse? Check the code that wrote it"
+                f"{_unmatched_rows(task, workspace, sources, list(counted), name)}"
             )
     return problems
 
@@ -214,17 +220,25 @@ def _unmatched_rows(task: str, workspace: Path, sources: Sequence[str], empty_co
     if len(holders) != 1 or len(sources) < 2:
         return (
             "rows that found no match in a merge (how='left' or 'outer' keeps such rows with empty cells; "
-            "the default how='inner' keeps only the rows that match)"
+            f"the default how='inner' keeps only the rows that match){_OR_UNPARSED}"
         )
     source = holders[0]
-    reason = (
+    others = [name for name in sources if name != source]
+    if code := _left_merge(task, workspace, source, others, out):
+        return (
+            f"rows of {others[0]} that match no row of {source} (a merge with how='left' keeps every row of its "
+            f"left table). For one row per row of {source}, {source} goes on the left; run: {code}"
+        )
+    table = re.sub(r"\W+", "_", Path(source).stem)
+    return (
         f"the empty columns come from {source}, so these rows are from another file and match no row of {source} "
         "(a merge with how='left' keeps every row of its left table, how='outer' every row of both); "
-        f"to keep one row per row of {source}, put it on the left"
+        f"to keep one row per row of {source}, put it on the left: {table}.merge(other, on=..., how='left')"
+        f"{_OR_UNPARSED}"
     )
-    code = _left_merge(task, workspace, source, [name for name in sources if name != source], out)
-    table = re.sub(r"\W+", "_", Path(source).stem)
-    return f"{reason}: {code}" if code else f"{reason}: {table}.merge(other, on=..., how='left')"
+
+
+_OR_UNPARSED = ", or values that did not parse? Check the code that wrote it"
 
 
 def _left_merge(task: str, workspace: Path, keep: str, others: Sequence[str], out: str) -> str | None:
