@@ -401,6 +401,28 @@ async def test_a_file_the_task_only_reads_is_kept_as_it_was(tmp_path: Path) -> N
     assert (workspace / "products.json").read_text() == '[{"sku":"A-100","price":24.5}]'
 
 
+async def test_a_folder_the_task_asks_for_is_not_written_as_a_file(tmp_path: Path) -> None:
+    """project_layout: the 1.5B called write_file with path "tests" for "a tests folder"."""
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    model = ScriptedModel(
+        [
+            call("write_file", path="tests", content="from . import main"),
+            call("write_file", path="tests/test_main.py", content="def test_main():\n    assert True\n"),
+            call("write_file", path="notes", content="a file with no extension is fine elsewhere"),
+            call("terminate", status="success", message="Done."),
+        ]
+    )
+    result = await run_preset(workspace, model, "Create a tests folder with a test for main().")
+    refused, written, notes = [m.text for m in result.messages if m.role == "tool"][:3]
+    assert refused == (
+        "tests was not written: the task asks for a tests folder, not a file. Give write_file a path inside it, "
+        "such as tests/test_main.py."
+    )
+    assert written.startswith("Created tests/test_main.py") and notes.startswith("Created notes")
+    assert (workspace / "tests").is_dir()
+
+
 async def test_the_file_tools_do_not_change_the_files_a_question_is_about(tmp_path: Path) -> None:
     workspace = tmp_path / "ws"
     (workspace / "config").mkdir(parents=True)

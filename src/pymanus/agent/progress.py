@@ -29,7 +29,7 @@ from pymanus.agent.task_scope import FILE_NAME, SOURCE_KEEPS_FILES, source_files
 from pymanus.sandbox.streams import fit
 from pymanus.tools.builtin.code_lint import code_mistakes, undiscoverable_test
 from pymanus.tools.builtin.file_formats import format_problem
-from pymanus.tools.builtin.files import KEPT_FILES, NUMBERED_LINE
+from pymanus.tools.builtin.files import KEPT_FILES, NUMBERED_LINE, TASK_FOLDERS
 from pymanus.tools.builtin.python import CODE_WROTE
 from pymanus.tools.builtin.workspace_scan import Snapshot, changed_files, describe_workspace, scan
 from pymanus.tools.tool import ToolContext
@@ -380,6 +380,7 @@ def task_message(task: str, context: ToolContext, checks: Sequence[CheckResult] 
     context.state[_START] = snapshot = scan(workspace)
     for key in (_ORIGINALS, KEPT_FILES, WITHHELD_TOOLS):  # set below for this task alone
         context.state.pop(key, None)
+    context.state[TASK_FOLDERS] = frozenset(folder.rstrip("/") for folder in missing_folders(task, workspace, snapshot))
     if snapshot is not None and asks_only(task):
         context.state[_ORIGINALS] = _originals(workspace, snapshot)
         context.state[KEPT_FILES] = (frozenset(snapshot), QUESTION_KEEPS_FILES)

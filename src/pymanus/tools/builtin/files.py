@@ -19,7 +19,7 @@ import re
 import threading
 from collections import deque
 from collections.abc import Callable
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any, TypeVar
 
 from pymanus.errors import PathEscapeError, ToolError
@@ -53,6 +53,9 @@ KEPT_FILES = "files.kept"
 """``ToolContext.state`` key: ``(paths, reason)``, workspace files (relative, ``/``-separated) that
 ``write_file`` and ``edit_file`` refuse to change this run, and why (the Manus preset keeps the
 inputs of a task that only asks a question)."""
+TASK_FOLDERS = "files.task_folders"
+"""``ToolContext.state`` key: folders the task asks for (relative, ``/``-separated) that ``write_file``
+refuses to create as files (the 1.5B wrote a file named ``tests`` for "a tests folder")."""
 MAX_LINE_CHARS = 2_000
 UNDO_DEPTH = 20
 
@@ -190,6 +193,12 @@ def file_tools(
         """
         real = jail.resolve(path, write=True)
         refuse_kept(real, context)
+        if not real.exists() and (folder := jail.relative(real)) in context.state.get(TASK_FOLDERS, ()):
+            inside = "test_main.py" if PurePosixPath(folder).name.startswith("test") else "__init__.py"
+            raise ToolError(
+                f"{folder} was not written: the task asks for a {folder} folder, not a file. Give write_file a "
+                f"path inside it, such as {folder}/{inside}."
+            )
         before: bytes | None = None
         if real.is_file() and real.stat().st_size <= max_read_bytes:
             reader, _ = jail.open_read(path)
