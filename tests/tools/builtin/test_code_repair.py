@@ -7,10 +7,12 @@ import pytest
 from pymanus.tools.builtin.code_repair import (
     BLOCKS_NOTE,
     ESCAPED_NOTE,
+    QUOTES_NOTE,
     STRING_NOTE,
     repair,
     repair_escaped_line_breaks,
     repair_inline_blocks,
+    repair_nested_quotes,
     repair_string_line_breaks,
 )
 
@@ -145,3 +147,14 @@ def test_line_breaks_escaped_twice_between_statements_become_line_breaks() -> No
 )
 def test_escaped_line_breaks_are_left_when_the_repair_does_not_apply(code: str) -> None:
     assert repair_escaped_line_breaks(code) is None
+
+
+def test_an_f_strings_own_quote_inside_its_braces_becomes_the_other_quote() -> None:
+    # Python 3.12 syntax the 1.5B wrote (word_counts); the sandbox's 3.11 stops at it.
+    code = "d = {'total': 3}\nprint(f'| total | {d['total']} |')"
+    assert repair(code) == ("d = {'total': 3}\nprint(f'| total | {d[\"total\"]} |')", QUOTES_NOTE)
+    assert repair_nested_quotes('print(f"{x["a"]} {{kept}}")') == "print(f\"{x['a']} {{kept}}\")"
+    both = "print(f'{d['k']}:\n')"  # and a raw line break in the same string
+    assert repair(both) == ("print(f'{d[\"k\"]}:\\n')", f"{STRING_NOTE}\n{QUOTES_NOTE}")
+    assert repair_nested_quotes("print(f'{a}', 'b')") is None  # compiles already
+    assert repair_nested_quotes("print(f'{a['b'}')") is None  # still broken after the swap

@@ -26,6 +26,10 @@ or ``import os; for f in os.listdir(): print(f)``: compound statements after a c
 one block deeper, as it would after ``if x: a; b``) and at the ``;`` reads it as meant; an
 indented block under such a line (``for r, d, names in os.walk('.'): for n in names:``
 over ``    if ...``) belongs to its last header and moves as deep.
+
+Quotes inside f-strings. ``f'{d['total']}'`` is Python 3.12 syntax; the sandbox runs the
+interpreter PyManus runs on, which may be 3.11, where the inner quote ends the string. The
+quotes inside the braces that match the f-string's own become the other kind.
 """
 
 from __future__ import annotations
@@ -66,7 +70,58 @@ def repair(code: str) -> tuple[str, str]:
         return repaired, BLOCKS_NOTE
     if joined is not None and (repaired := repair_inline_blocks(joined)) is not None:  # both mistakes at once
         return repaired, f"{STRING_NOTE}\n{BLOCKS_NOTE}"
+    for first in (code, joined):
+        if first is not None and (repaired := repair_nested_quotes(first)) is not None:
+            return repaired, QUOTES_NOTE if first is code else f"{STRING_NOTE}\n{QUOTES_NOTE}"
     return code, ""
+
+
+QUOTES_NOTE = (
+    "Note: your code reused an f-string's quote inside its braces (f'{d['k']}'), which Python 3.11 does not "
+    "allow; it was run with the other quote there (f'{d[\"k\"]}')."
+)
+
+
+def repair_nested_quotes(code: str) -> str | None:
+    """The code with quotes inside f-string braces that close the f-string (``f'{d['k']}'``, Python 3.12
+    syntax) changed to the other quote, or ``None`` when the code compiles or still fails after that."""
+    if compiles(code):
+        return None
+    out: list[str] = []
+    quote, depth, index = "", 0, 0
+    while index < len(code):
+        char = code[index]
+        if (
+            not quote
+            and char in "'\""
+            and index
+            and code[index - 1] in "fF"
+            and not code[index - 2 : index - 1].isalnum()
+        ):
+            quote = char
+        elif quote and char == "\\" and not depth:
+            out.append(code[index : index + 2])
+            index += 2
+            continue
+        elif quote and char in "{}" and code[index + 1 : index + 2] == char and not depth:
+            out.append(char * 2)  # an escaped brace, not a replacement field
+            index += 2
+            continue
+        elif quote and char == "{":
+            depth += 1
+        elif quote and char == "}" and depth:
+            depth -= 1
+        elif quote and char == quote:
+            if depth:
+                char = "'" if quote == '"' else '"'
+            else:
+                quote = ""
+        elif quote and char == "\n":
+            quote, depth = "", 0  # a single-quoted f-string ends with its line
+        out.append(char)
+        index += 1
+    repaired = "".join(out)
+    return repaired if repaired != code and compiles(repaired) else None
 
 
 def restore_control_escapes(code: str) -> str:
