@@ -1,0 +1,129 @@
+"""Files the Manus preset keeps as they were: the inputs of a question, the files a task only
+reads, and a folder the task asks for that must not become a file."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from helpers.preset_cases import run_preset
+from pymanus import RunState
+from pymanus.agent import progress
+from pymanus.agent.manus import missing_outputs
+from pymanus.models import ScriptedModel, call
+from pymanus.tools.tool import ToolContext
+
+
+def test_a_question_answered_by_changing_the_files_puts_them_back(tmp_path: Path) -> None:
+    context = ToolContext(run_id="r", workspace=tmp_path)
+    (tmp_path / "config").mkdir()
+    settings = tmp_path / "config" / "servers.ini"
+    settings.write_text("[staging]\nport = 9090\n")
+    task = "Which port does the staging server use? The settings are in the config folder."
+    progress.task_message(task, context)
+    assert missing_outputs(task, "9090", context) is None
+    settings.write_text("[staging]\nport = 8080\n")
+    (tmp_path / "notes.txt").write_text("scratch")  # a new file changes nothing that was there
+    problem = missing_outputs(task, "8080", context)
+    assert problem is not None
+    assert "the task asks a question and no change, but the run changed config/servers.ini; it is back" in problem
+    assert settings.read_text() == "[staging]\nport = 9090\n"
+    assert missing_outputs(task, "9090", context) is None
+    counted = "How many items in config/servers.ini have a port? Just tell me the number."  # a file name's dot
+    progress.task_message(counted, context)
+    settings.write_text("[staging]\nport = 1\n")
+    assert "the run changed config/servers.ini" in (missing_outputs(counted, "1", context) or "")
+    change = "Which port does staging use? Set it to 9091 in config/servers.ini."  # a change it asks for
+    progress.task_message(change, context)
+    settings.write_text("[staging]\nport = 9091\n")
+    assert missing_outputs(change, "Done: 9091.", context) is None
+    assert settings.read_text() == "[staging]\nport = 9091\n"
+
+
+async def test_a_file_the_task_only_reads_is_kept_as_it_was(tmp_path: Path) -> None:
+    """csv_to_json: the 1.5B renamed the input's sku column with edit_file, then converted it."""
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    products = workspace / "products.csv"
+    products.write_text("sku,price\nA-100,24.5\n")
+    code = (
+        "open('products.csv', 'w').write('product_id,price\\nA-100,24.5\\n')\n"
+        "import pandas as pd\npd.read_csv('products.csv').to_json('products.json', orient='records')"
+    )
+    model = ScriptedModel(
+        [
+            call("edit_file", path="products.csv", old_text="sku", new_text="product_id"),
+            call("python", code=code),
+            call("terminate", status="success", message="Converted."),
+            call(
+                "python",
+                code="import pandas as pd\npd.read_csv('products.csv').to_json('products.json', orient='records')",
+            ),
+            call("terminate", status="success", message="Converted."),
+        ]
+    )
+    result = await run_preset(workspace, model, "Convert products.csv to products.json: one object per row.")
+    assert result.state is RunState.FINISHED
+    tool_texts = [m.text for m in result.messages if m.role == "tool"]
+    assert tool_texts[0].startswith(
+        "products.csv was not changed: the task reads this file to make its output and does not ask to change it"
+    )
+    assert "the task only reads products.csv, but the run changed it; it is back as it was" in tool_texts[2]
+    assert products.read_text() == "sku,price\nA-100,24.5\n"
+    assert (workspace / "products.json").read_text() == '[{"sku":"A-100","price":24.5}]'
+
+
+async def test_a_folder_the_task_asks_for_is_not_written_as_a_file(tmp_path: Path) -> None:
+    """project_layout: the 1.5B called write_file with path "tests" for "a tests folder"."""
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    model = ScriptedModel(
+        [
+            call("write_file", path="tests", content="from . import main"),
+            call("write_file", path="tests/test_main.py", content="def test_main():\n    assert True\n"),
+            call("write_file", path="notes", content="a file with no extension is fine elsewhere"),
+            call("terminate", status="success", message="Done."),
+        ]
+    )
+    result = await run_preset(workspace, model, "Create a tests folder with a test for main().")
+    refused, written, notes = [m.text for m in result.messages if m.role == "tool"][:3]
+    assert refused == (
+        "tests was not written: the task asks for a tests folder, not a file. Give write_file a path inside it, "
+        "such as tests/test_main.py."
+    )
+    assert written.startswith("Created tests/test_main.py") and notes.startswith("Created notes")
+    assert (workspace / "tests").is_dir()
+
+
+async def test_the_file_tools_do_not_change_the_files_a_question_is_about(tmp_path: Path) -> None:
+    workspace = tmp_path / "ws"
+    (workspace / "config").mkdir(parents=True)
+    settings = workspace / "config" / "servers.ini"
+    settings.write_text("[staging]\nport = 9090\n")
+    model = ScriptedModel(
+        [
+            call("edit_file", path="config/servers.ini", old_text="9090", new_text="9091"),
+            call("write_file", path="config/servers.ini", content="port = 1\n"),
+            call("write_file", path="notes.txt", content="staging: 9090\n"),  # a new file is not an input
+            call("terminate", status="success", message="Port 9090."),
+        ]
+    )
+    result = await run_preset(workspace, model, "Which port does the staging server use?")
+    assert result.state is RunState.FINISHED and result.output == "Port 9090."
+    callable_names = {tool.name for tool in model.request_tools[0]}  # the grammar of a local model holds these
+    assert {"read_file", "python", "terminate"} <= callable_names and not {"write_file", "edit_file"} & callable_names
+    edit, write, scratch = [m.text for m in result.messages if m.role == "tool"][:3]
+    for refused in (edit, write):
+        assert refused.startswith(
+            "config/servers.ini was not changed: the task asks a question and no change, so the files stay as they are"
+        )
+    assert scratch.startswith("Created notes.txt")
+    assert settings.read_text() == "[staging]\nport = 9090\n"
+    change = ScriptedModel(
+        [
+            call("edit_file", path="config/servers.ini", old_text="9090", new_text="9091"),
+            call("terminate", status="success", message="Set to 9091."),
+        ]
+    )
+    await run_preset(workspace, change, "Set the staging port in config/servers.ini to 9091.")
+    assert settings.read_text() == "[staging]\nport = 9091\n"  # a task that asks for the change gets it
+    assert "edit_file" in {tool.name for tool in change.request_tools[0]}
