@@ -10,6 +10,7 @@ import pytest
 from pymanus.tools.builtin.code_lint import (
     code_mistakes,
     float_power,
+    index_column_key,
     loop_rebinds_list,
     regex_in_replace,
     shallow_listing,
@@ -130,3 +131,40 @@ def test_listing_a_folder_whose_files_are_in_subfolders_is_named(tmp_path: Path)
     assert shallow_listing("import os\nos.listdir('../..')", tmp_path) is None  # outside the workspace
     assert shallow_listing("import os\nos.listdir(folder)", tmp_path) is None  # not a literal
     assert shallow_listing("for root, _, names in os.walk('.'): pass", tmp_path) is None
+
+
+_NOT_IN_INDEX = "KeyError: \"['order_id'] not in index\""
+
+
+@pytest.mark.parametrize(
+    ("source", "how"),
+    [
+        (
+            "df = pd.read_csv('orders.csv', index_col='order_id')\nprint(df[['order_id', 'amount']])",
+            "index_col='order_id'",
+        ),
+        ("df = pd.read_csv('o.csv', index_col=['order_id'])\ndf[['order_id']]", "index_col='order_id'"),
+        ("df = pd.read_csv('o.csv')\ndf = df.set_index('order_id')\ndf[['order_id']]", "set_index"),
+    ],
+)
+def test_selecting_the_column_made_the_index_is_explained(source: str, how: str) -> None:
+    # merge_csv: read_csv(..., index_col='order_id'), then a selection of order_id raised KeyError.
+    note = index_column_key(source, f"Traceback ...\n{_NOT_IN_INDEX}")
+    assert note is not None and f"makes 'order_id' the DataFrame's index ({how})" in note
+    assert note.endswith("so that 'order_id' stays a column")
+    assert index_column_key(source, "KeyError: 'order_id'") is not None  # a single column: df['order_id']
+    pandas_3 = "KeyError: \"None of [Index(['order_id'], dtype='str')] are in the [columns]\""
+    assert index_column_key(source, pandas_3) == note
+
+
+@pytest.mark.parametrize(
+    ("source", "error"),
+    [
+        ("df = pd.read_csv('o.csv', index_col='customer_id')\ndf[['order_id']]", _NOT_IN_INDEX),  # another column
+        ("df = pd.read_csv('o.csv')\ndf[['order_id']]", _NOT_IN_INDEX),  # no index set
+        ("df = pd.read_csv('o.csv', index_col='order_id')", "ValueError: bad"),  # another error
+        ("df = pd.read_csv(", _NOT_IN_INDEX),  # not Python
+    ],
+)
+def test_other_key_errors_get_no_index_note(source: str, error: str) -> None:
+    assert index_column_key(source, error) is None

@@ -342,3 +342,11 @@ async def test_code_listing_a_folder_with_nested_files_gets_a_note(runner: Pytho
         "Note: your code's line 2 lists 'src' with os.listdir, which gives the names in that one folder only, "
         "not the files in its subfolders (such as src/app/main.py); os.walk('src') visits them all."
     )
+
+
+async def test_selecting_a_column_the_code_made_the_index_gets_a_note(runner: PythonRunner) -> None:
+    (runner.sandbox.workspace / "orders.csv").write_text("order_id,amount\n5001,9.5\n")
+    code = "import pandas as pd\norders = pd.read_csv('orders.csv', index_col='order_id')\nprint(orders[['order_id']])"
+    result = await call(runner.tool, code)
+    assert result.is_error and "KeyError" in result.text
+    assert "Note: your code's line 2 makes 'order_id' the DataFrame's index (index_col='order_id')" in result.text

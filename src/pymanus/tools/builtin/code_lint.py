@@ -133,6 +133,45 @@ def code_mistakes(source: str) -> list[str]:
     return [mistake for lint in (regex_in_replace, loop_rebinds_list, float_power) if (mistake := lint(source))]
 
 
+_KEY_ERROR = re.compile(r"^KeyError: (.+)$", re.MULTILINE)
+
+
+def index_column_key(source: str, error: str) -> str | None:
+    """Why a column the code asks for is missing when the code made that column the DataFrame's index.
+
+    ``pd.read_csv('orders.csv', index_col='order_id')`` and then ``df[['order_id', ...]]`` raises
+    ``KeyError: "['order_id'] not in index"``: the 1.5B read that as a problem with the file and
+    tried to edit the input.
+    """
+    # "['order_id'] not in index", "None of [Index(['order_id'], dtype='str')] are in the [columns]", 'order_id'
+    found = _KEY_ERROR.search(error)
+    if found is None:
+        return None
+    missing = set(re.findall(r"(?<!dtype=)'([^']+)'", found.group(1)))
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError):
+        return None
+    for node in ast.walk(tree):
+        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)):
+            continue
+        if node.func.attr == "set_index":
+            values = node.args[:1]
+        else:
+            values = [keyword.value for keyword in node.keywords if keyword.arg == "index_col"]
+        for value in values:
+            named = [value] if not isinstance(value, ast.List | ast.Tuple) else value.elts
+            for column in named:
+                if isinstance(column, ast.Constant) and column.value in missing:
+                    how = "set_index" if node.func.attr == "set_index" else f"index_col={column.value!r}"
+                    return (
+                        f"line {node.lineno} makes {column.value!r} the DataFrame's index ({how}), so it is no "
+                        f"longer a column and selecting it fails; leave out {how} (or call .reset_index() "
+                        f"before selecting) so that {column.value!r} stays a column"
+                    )
+    return None
+
+
 _NESTED_LOOKED_AT = 200
 """Entries below a listed folder looked at for a file in a subfolder (a bound in a huge workspace)."""
 

@@ -36,7 +36,7 @@ from pymanus.errors import PathEscapeError
 from pymanus.models.base import PYTHON_SOURCE
 from pymanus.sandbox import PathJail, Sandbox
 from pymanus.sandbox.streams import fit
-from pymanus.tools.builtin.code_lint import code_mistakes, shallow_listing
+from pymanus.tools.builtin.code_lint import code_mistakes, index_column_key, shallow_listing
 from pymanus.tools.builtin.code_repair import repair
 from pymanus.tools.builtin.file_formats import self_import
 from pymanus.tools.builtin.keyword_aliases import rename_keywords
@@ -181,7 +181,8 @@ class PythonRunner:
             content="\n\n".join(filter(None, [text, written])), is_error=any(r.is_error for r in results)
         )
         ran = repair(body)[0]  # the code as it ran: chained blocks unfolded
-        for mistake in [*code_mistakes(ran), *filter(None, [shallow_listing(ran, self.sandbox.workspace)])]:
+        found = [shallow_listing(ran, self.sandbox.workspace), index_column_key(ran, text) if result.is_error else None]
+        for mistake in [*code_mistakes(ran), *filter(None, found)]:
             result = result.model_copy(update={"content": f"{result.text}\n\nNote: your code's {mistake}."})
         if renamed:
             result = result.model_copy(update={"content": "\n".join([*renamed, result.text])})
