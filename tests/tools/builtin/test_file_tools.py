@@ -157,6 +157,24 @@ async def test_old_text_from_another_file_names_that_file(tools: dict[str, Tool]
     assert "It is in" not in nowhere.text
 
 
+async def test_an_edit_that_adds_a_definition_after_missing_text_says_how_to_add(
+    tools: dict[str, Tool], jail: PathJail
+) -> None:
+    # add_function: old_text "slugify" (the function to add), new_text its definition.
+    (jail.root / "textutils.py").write_text("def word_count(text):\n    return len(text.split())\n")
+    new = "def slugify(title: str) -> str:\n    return title.lower()\n"
+    result = await call(tools["edit_file"], path="textutils.py", old_text="slugify", new_text=new)
+    assert result.is_error and result.text.endswith(
+        "new_text defines `slugify`, which textutils.py does not define yet: to add new code after its last "
+        'line, call edit_file with an empty old_text ("").'
+    )
+    again = "def word_count(text):\n    return len(text.split(' '))\n"  # a definition the file has
+    changed = await call(tools["edit_file"], path="textutils.py", old_text="return len(text)", new_text=again)
+    assert changed.is_error and "does not define yet" not in changed.text
+    added = await call(tools["edit_file"], path="textutils.py", old_text="", new_text=new)
+    assert not added.is_error and "def slugify" in (jail.root / "textutils.py").read_text()
+
+
 async def test_an_edit_that_changes_nothing_is_refused(tools: dict[str, Tool], jail: PathJail) -> None:
     (jail.root / "pricing.py").write_text("def compute_total(items):\n    return 0\n")
     result = await call(tools["edit_file"], path="pricing.py", old_text="compute_total", new_text="compute_total")

@@ -249,7 +249,9 @@ def file_tools(
             )
         text = before or ""  # adding lines to a file that does not exist yet creates it
         if old_text and _same_line_endings(text, old_text, new_text)[0] not in text:
-            raise ToolError(_not_found(path, text, old_text) + _holders(old_text, path))
+            raise ToolError(
+                _not_found(path, text, old_text) + _new_definitions(path, text, new_text) + _holders(old_text, path)
+            )
         if old_text and old_text == new_text:
             raise ToolError(
                 "old_text and new_text are the same, so this edit would change nothing. old_text is the text "
@@ -506,6 +508,22 @@ def _not_found(path: str, text: str, old: str) -> str:
     return (
         f"old_text was not found in {path}.{hint} It must match exactly, including spaces and indentation; "
         "read_file the lines and copy the text exactly."
+    )
+
+
+_DEFINITION = re.compile(r"^\s*(?:async\s+)?(?:def|class)\s+(\w+)", re.MULTILINE)
+
+
+def _new_definitions(path: str, text: str, new: str) -> str:
+    """When ``new`` defines functions or classes the file lacks, how to add them: the 1.5B gave the name of
+    the function it meant to add as old_text, then repeated that edit."""
+    added = [name for name in dict.fromkeys(_DEFINITION.findall(new)) if name not in _DEFINITION.findall(text)]
+    if not added:
+        return ""
+    names = ", ".join(f"`{name}`" for name in added)
+    return (
+        f" new_text defines {names}, which {path} does not define yet: to add new code after its last line, "
+        'call edit_file with an empty old_text ("").'
     )
 
 
