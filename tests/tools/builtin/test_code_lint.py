@@ -12,6 +12,7 @@ from pymanus.tools.builtin.code_lint import (
     float_power,
     index_column_key,
     loop_rebinds_list,
+    redefined_function,
     regex_in_replace,
     shallow_listing,
     undiscoverable_test,
@@ -168,3 +169,28 @@ def test_selecting_the_column_made_the_index_is_explained(source: str, how: str)
 )
 def test_other_key_errors_get_no_index_note(source: str, error: str) -> None:
     assert index_column_key(source, error) is None
+
+
+def test_a_function_defined_twice_is_named() -> None:
+    # add_function: the same slugify appended twice; the fix went to the first, the second ran.
+    source = "def word_count(t):\n    return 1\ndef slugify(t):\n    return ''\ndef slugify(t):\n    return ''\n"
+    assert redefined_function(source) == (
+        "line 5 defines `slugify` again (line 3 defines it too); Python keeps only the last definition, "
+        "so keep one (the right one) and remove the other"
+    )
+    assert code_mistakes(source) == [redefined_function(source)]
+    method = "class Cart:\n    def total(self):\n        return 1\n\n    def total(self):\n        return 2\n"
+    assert redefined_function(method) is not None and redefined_function(method).startswith("line 5 defines `total`")
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "class C:\n    @property\n    def x(self): return 1\n    @x.setter\n    def x(self, v): pass\n",
+        "@overload\ndef f(a: int) -> int: ...\n@overload\ndef f(a: str) -> str: ...\ndef f(a): return a\n",
+        "def f():\n    def inner(): pass\n    return inner\ndef g():\n    def inner(): pass\n",  # separate scopes
+        "def f(:",
+    ],
+)
+def test_definitions_meant_to_repeat_are_fine(source: str) -> None:
+    assert redefined_function(source) is None

@@ -173,6 +173,11 @@ async def test_an_edit_that_adds_a_definition_after_missing_text_says_how_to_add
     assert changed.is_error and "does not define yet" not in changed.text
     added = await call(tools["edit_file"], path="textutils.py", old_text="", new_text=new)
     assert not added.is_error and "def slugify" in (jail.root / "textutils.py").read_text()
+    twice = await call(tools["edit_file"], path="textutils.py", old_text="", new_text=new)
+    assert twice.text.endswith(
+        "Warning: textutils.py line 5 defines `slugify` again (line 3 defines it too); Python keeps only the last "
+        "definition, so keep one (the right one) and remove the other."
+    )
 
 
 async def test_an_edit_that_changes_nothing_is_refused(tools: dict[str, Tool], jail: PathJail) -> None:

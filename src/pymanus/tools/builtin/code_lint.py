@@ -128,9 +128,38 @@ def float_power(source: str) -> str | None:
     return None
 
 
+def redefined_function(source: str) -> str | None:
+    """A note when one body of code (a module, a class) defines a function or class twice.
+
+    The 1.5B added ``slugify`` to a module by appending it, then appended the same definition
+    again as its "fix": Python keeps the last one, and the next fix goes to the first.
+    Decorated definitions (``@property`` and its setter, ``@overload``) are meant to repeat.
+    """
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError):
+        return None
+    for body in [tree.body, *(node.body for node in ast.walk(tree) if isinstance(node, ast.ClassDef))]:
+        seen: dict[str, int] = {}
+        for node in body:
+            if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+                continue
+            if node.decorator_list:
+                seen.pop(node.name, None)
+                continue
+            if node.name in seen:
+                return (
+                    f"line {node.lineno} defines `{node.name}` again (line {seen[node.name]} defines it too); "
+                    "Python keeps only the last definition, so keep one (the right one) and remove the other"
+                )
+            seen[node.name] = node.lineno
+    return None
+
+
 def code_mistakes(source: str) -> list[str]:
-    """What :func:`regex_in_replace`, :func:`loop_rebinds_list` and :func:`float_power` say of ``source``."""
-    return [mistake for lint in (regex_in_replace, loop_rebinds_list, float_power) if (mistake := lint(source))]
+    """What the lints of this module that need only the code (not its error or the workspace) say of ``source``."""
+    lints = (regex_in_replace, loop_rebinds_list, float_power, redefined_function)
+    return [mistake for lint in lints if (mistake := lint(source))]
 
 
 _KEY_ERROR = re.compile(r"^KeyError: (.+)$", re.MULTILINE)
