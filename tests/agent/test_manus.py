@@ -234,6 +234,12 @@ async def test_a_final_answer_waits_for_the_tasks_check_to_pass(tmp_path: Path) 
 
 SALES = "region,amount\nNorth,10.50\nSouth,5.25\nNorth,2.00\n"
 TYPED_REPORT = "| Region | Total |\n|---|---|\n| North | 13.75 |\n| South | 5.25 |\n"  # 13.75: made up
+FIXED_REPORT_CODE = (
+    "import pandas as pd\n"
+    "totals = pd.read_csv('sales.csv').groupby('region')['amount'].sum()\n"
+    "rows = [f'| {region} | {total:.2f} |' for region, total in totals.items()]\n"
+    "write_file('report.md', '\\n'.join(['| Region | Total |', '|---|---|', *rows]) + '\\n')"
+)
 
 
 async def test_a_report_of_typed_numbers_is_sent_back_for_a_small_model(tmp_path: Path) -> None:
@@ -245,12 +251,13 @@ async def test_a_report_of_typed_numbers_is_sent_back_for_a_small_model(tmp_path
         [
             call("write_file", path="report.md", content=TYPED_REPORT),
             call("terminate", status="success", message="Done."),
-            call("python", code="print(10.5 + 2.0)"),
+            call("python", code=FIXED_REPORT_CODE),
             call("terminate", status="success", message="Done."),
         ],
         name="local:test",
     )
     result = await run_preset(workspace, model, "Total the amount per region of sales.csv into report.md.")
+    assert "| North | 12.50 |" in (workspace / "report.md").read_text()
     assert (result.state, result.steps) == (RunState.FINISHED, 4), result.output
     sent_back = [m.text for m in result.messages if m.role == "tool"][1]
     assert "report.md was written without running any code, but its values come from sales.csv" in sent_back
@@ -290,7 +297,7 @@ def test_uncomputed_outputs_are_checked_only_when_asked_and_no_code_ran(tmp_path
     assert missing_outputs(task, "Done.", context, uncomputed=True) is None
 
 
-def test_a_file_written_by_hand_before_the_code_ran_must_show_what_the_code_printed(tmp_path: Path) -> None:
+def test_a_file_written_by_hand_must_show_what_the_code_printed(tmp_path: Path) -> None:
     """The model typed totals, computed the real ones, and kept the typed file."""
     context = ToolContext(run_id="r", workspace=tmp_path)
     (tmp_path / "sales.csv").write_text(SALES)
@@ -308,7 +315,10 @@ def test_a_file_written_by_hand_before_the_code_ran_must_show_what_the_code_prin
     context.state[CODE_OUTPUT] += "North 13.75\n"  # the typed values are what the code printed
     assert missing_outputs(task, "Done.", context, uncomputed=True) is None
     context.state[CODE_OUTPUT] = ""
-    (tmp_path / "report.md").write_text(TYPED_REPORT)  # written again after the code ran
+    (tmp_path / "report.md").write_text(TYPED_REPORT)  # typed again after the code ran, and printed by none
+    problem = missing_outputs(task, "Done.", context, uncomputed=True)
+    assert problem is not None and "report.md was written by hand, and no code's output shows its 13.75" in problem
+    context.state[CODE_OUTPUT] = "North 13.75\nSouth 5.25\n"  # values the code printed, typed into the file
     assert missing_outputs(task, "Done.", context, uncomputed=True) is None
 
 
@@ -346,6 +356,14 @@ def test_a_list_of_workspace_files_written_by_hand_is_sent_back(tmp_path: Path) 
     assert problem is not None and "the code's output since does not show its src/b.py" in problem
     context.state[CODE_OUTPUT] = "['src/a.py', 'src/b.py']\n"
     assert missing_outputs(task, "Done.", context, uncomputed=True) is None
+    # find_todos: code that found nothing ran, then the same typed list was written again.
+    context.state[CODE_OUTPUT] = "(the code ran without error and printed nothing)\n"
+    (tmp_path / "todo.txt").write_text("src/a.py\nsrc/b.py\n")
+    problem = missing_outputs(task, "Done.", context, uncomputed=True)
+    assert (
+        problem is not None
+        and "todo.txt was written by hand, and no code's output shows its src/a.py, src/b.py" in problem
+    )
 
 
 def test_written_files_that_do_not_parse_send_the_answer_back(tmp_path: Path) -> None:

@@ -292,9 +292,10 @@ def uncomputed_outputs(task: str, context: ToolContext, *, code_since: float | N
     data to compute from (CSV, TSV or JSON inputs), when it holds numbers (decimals, or
     integers of two digits or more) that are in no input and not in the task, or when it
     lists workspace files (picked by what is in them, they are found by reading every file,
-    which code does and a small model does not). Once code has run, such a file written
-    before it is sent back while it holds numbers or workspace paths the code's output does
-    not show: the model wrote its guess, computed the real values, and kept the guess. A file
+    which code does and a small model does not). Once code has run, such a file written by
+    hand, before or after the code, is sent back while it holds numbers or workspace paths the
+    code's output does not show: the model wrote its guess, computed the real values (or found
+    nothing), and kept the guess. A file
     as the run's code left it (:data:`~pymanus.tools.builtin.python.CODE_WROTE`) is computed,
     even when that code failed later (a ``print`` of the wrong type after the file was written).
     """
@@ -317,16 +318,18 @@ def uncomputed_outputs(task: str, context: ToolContext, *, code_since: float | N
         text = read_head(path)
         listed = [other for other in inputs if other in text]
         if code_since is not None:
-            if _modified(path) >= code_since - _CLOCK_SLACK:
-                continue
             shown_numbers = known | _numbers(printed)
             unseen = [other for other in listed if len(listed) >= 2 and other not in printed]
             unseen += [n for n in _NUMBER.findall(text) if _value(n) not in shown_numbers]
             if unseen:
                 shown = ", ".join(dict.fromkeys(unseen[:3]))
+                when = (
+                    "was written before any code ran, and the code's output since does not show"
+                    if _modified(path) < code_since - _CLOCK_SLACK
+                    else "was written by hand, and no code's output shows"
+                )
                 problems.append(
-                    f"{name} was written before any code ran, and the code's output since does not show "
-                    f"its {shown}: write {name} again from what the code computes, in that code "
+                    f"{name} {when} its {shown}: write {name} again from what the code computes, in that code "
                     f"(write_file('{name}', text) inside it)"
                 )
         elif len(listed) >= 2:
