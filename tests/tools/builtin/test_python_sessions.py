@@ -231,7 +231,9 @@ async def test_a_name_missing_from_a_workspace_module_says_where_to_write_it(run
     assert result.is_error and "does not define" not in result.text and "ImportError" in result.text
 
 
-async def test_a_package_importing_a_module_it_lacks_says_to_remove_the_import(runner: PythonRunner) -> None:
+async def test_a_package_importing_a_module_it_lacks_says_to_write_it_or_remove_the_import(
+    runner: PythonRunner,
+) -> None:
     package = runner.sandbox.workspace / "weather"
     package.mkdir()
     (package / "__init__.py").write_text("from . import cli, utils\n")
@@ -242,8 +244,9 @@ async def test_a_package_importing_a_module_it_lacks_says_to_remove_the_import(r
     assert 'File "weather/__init__.py", line 1, in <module>\n    from . import cli, utils\n' in result.text
     assert result.text.endswith(
         "The package weather has no `utils`: weather/__init__.py does not define it and there is no "
-        "weather/utils.py. Importing `utils` from the package (from . import utils) needs one of them; remove "
-        "`utils` from that import (traceback above) unless the task asks for such a module."
+        "weather/utils.py. Importing `utils` from the package (from . import utils) needs one of them: if the "
+        "task asks for a module weather/utils.py, write it first (write_file with its whole content); otherwise "
+        "remove `utils` from that import (traceback above)."
     )
     (package / "utils.py").write_text("")
     assert not (await call(runner.tool, "import weather")).is_error
@@ -253,6 +256,32 @@ async def test_a_package_importing_a_module_it_lacks_says_to_remove_the_import(r
         "The package weather has no `__version__`: weather/__init__.py does not define it. Define it there if "
         "the task asks for it; otherwise use only names the package's files define (read_file them)."
     )
+
+
+async def test_a_function_imported_from_the_package_is_found_or_defined_where_it_belongs(
+    runner: PythonRunner,
+) -> None:
+    # project_layout: "from . import main" where main is cli.py's function, or as cli.py's whole content.
+    package = runner.sandbox.workspace / "weather"
+    package.mkdir()
+    (package / "__init__.py").write_text("from . import main\n")
+    (package / "cli.py").write_text("def main():\n    print('Weather CLI ready')\n")
+    result = await call(runner.tool, "import weather")
+    assert result.is_error and result.text.endswith(
+        "The package weather has no `main`: weather/__init__.py does not define it; weather/cli.py does. Import it "
+        "from that module: from .cli import main (inside the package), or from weather.cli import main."
+    )
+    (package / "__init__.py").write_text("from .cli import main\n")
+    (package / "cli.py").write_text("from . import main\n")
+    result = await call(runner.tool, "import weather.cli")
+    assert result.is_error and result.text.endswith(
+        "The package weather has no `main`: weather/__init__.py does not define it, and no module of the package "
+        "does. weather/cli.py imports `main` from its own package: if weather/cli.py should have `main`, define "
+        "it there instead (def main(...): with its body), and remove that import; write_file weather/cli.py with "
+        "its whole content."
+    )
+    (package / "cli.py").write_text("def main():\n    print('Weather CLI ready')\n")
+    assert (await call(runner.tool, "from weather.cli import main\nmain()")).text == "Weather CLI ready"
 
 
 async def test_an_edited_workspace_module_is_imported_afresh(runner: PythonRunner) -> None:

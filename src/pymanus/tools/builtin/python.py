@@ -38,7 +38,7 @@ from pymanus.sandbox import PathJail, Sandbox
 from pymanus.sandbox.streams import fit
 from pymanus.tools.builtin.code_lint import code_mistakes, index_column_key, shallow_listing
 from pymanus.tools.builtin.code_repair import repair
-from pymanus.tools.builtin.file_formats import self_import
+from pymanus.tools.builtin.import_hints import missing_name_note
 from pymanus.tools.builtin.keyword_aliases import rename_keywords
 from pymanus.tools.builtin.python_commands import PythonCommand, split_commands
 from pymanus.tools.builtin.python_session import BlockOutcome, WorkerSession, frame, parse_status
@@ -437,12 +437,14 @@ class PythonRunner:
         if (attribute := str(status.get("attribute", ""))) in REMOVED_APIS:
             return f"`{attribute}` {REMOVED_APIS[attribute]}, and the sandbox has the current version."
         if status.get("missing") and status.get("module_file"):
-            where = str(status["module_file"])
-            if "partially initialized module" in outcome.stderr and (circular := self._self_import(where)):
-                return f"The code raised ImportError (traceback above): {circular}."
-            if (submodule := self._missing_submodule(str(status["missing"]), where, str(error))) is not None:
-                return submodule
-            return self._missing_name_hint(str(status["missing"]), where)
+            return missing_name_note(
+                self.sandbox.workspace,
+                str(status["missing"]),
+                str(status["module_file"]),
+                str(error),
+                importer=str(status.get("importer", "")),
+                circular="partially initialized module" in outcome.stderr,
+            )
         if status.get("undefined") and status.get("comprehension_line"):
             name, line = status["undefined"], status["comprehension_line"]
             return (
@@ -490,14 +492,6 @@ class PythonRunner:
             return f"The code exited with status {exit_code}."
         return ""
 
-    def _self_import(self, module_file: str) -> str | None:
-        """What :func:`self_import` says of the workspace module ``module_file`` (None: nothing)."""
-        try:
-            text = (self.sandbox.workspace / module_file).read_text(encoding="utf-8")
-            return self_import(module_file, text)
-        except (OSError, UnicodeDecodeError, SyntaxError, ValueError):
-            return None
-
     def _missing_file_hint(self, missing: str) -> str:
         """Say where the files of that name are: small models get a path's folder wrong, then guess again."""
         name = PurePosixPath(missing).name
@@ -510,41 +504,6 @@ class PythonRunner:
         return (
             f"The code raised FileNotFoundError (traceback above): the workspace has no {missing}, but has "
             f"{', '.join(same[:5])}. Use that path (relative to the workspace folder) and run it again."
-        )
-
-    def _missing_submodule(self, missing: str, where: str, error: str) -> str | None:
-        """The hint when a package's ``__init__.py`` lacks ``missing`` and no module of that name is there
-        either: ``from . import cli, utils`` made up a module (the 1.5B's packages imported ones it never wrote),
-        or ``weather.__version__`` (an AttributeError) reads a name nothing defines."""
-        package = PurePosixPath(where).parent
-        if PurePosixPath(where).name != "__init__.py" or not package.parts:
-            return None
-        module = package / f"{missing}.py"
-        if (self.sandbox.workspace / module).exists() or (self.sandbox.workspace / package / missing).is_dir():
-            return None
-        lacks = f"The package {'.'.join(package.parts)} has no `{missing}`: {where} does not define it"
-        if error == "AttributeError":
-            return (
-                f"{lacks}. Define it there if the task asks for it; otherwise use only names the package's "
-                "files define (read_file them)."
-            )
-        return (
-            f"{lacks} and there is no {module}. Importing `{missing}` from the package (from . import {missing}) "
-            f"needs one of them; remove `{missing}` from that import (traceback above) unless the task asks for "
-            "such a module."
-        )
-
-    @staticmethod
-    def _missing_name_hint(missing: str, where: str) -> str:
-        """Say how to add ``missing`` to the workspace module ``where``, with a call to copy.
-
-        Small models test a function before writing it, then "fix" the test: a concrete
-        call is what they follow.
-        """
-        return (
-            f"{where} in the workspace does not define `{missing}` yet. If the task asks for it, write it there "
-            f'before testing it: edit_file with path "{where}", old_text "" and the new code as new_text (it is '
-            "added after the last line), or write_file with the whole updated file."
         )
 
 

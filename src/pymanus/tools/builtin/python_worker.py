@@ -225,7 +225,12 @@ def _missing_name(exc: ImportError | AttributeError) -> dict[str, str]:
     here = os.getcwd() + os.sep
     if match is None or not where.startswith(here):
         return {}
-    return {"missing": match.group(1), "module_file": where[len(here) :]}
+    found = {"missing": match.group(1), "module_file": where[len(here) :]}
+    # The workspace file whose import failed: weather/cli.py's "from . import main".
+    files = [frame.filename for frame in traceback.extract_tb(exc.__traceback__) if frame.filename.startswith(here)]
+    if isinstance(exc, ImportError) and files:
+        found["importer"] = files[-1][len(here) :]
+    return found
 
 
 # TypeErrors a call's arguments cause: a keyword the callee does not take, one missing, too many.
