@@ -208,9 +208,22 @@ async def test_a_missing_file_points_to_the_files_of_that_name(once: Tool, sandb
 
 
 async def test_other_type_errors_get_the_plain_hint(once: Tool) -> None:
-    result = await call(once, "total = 1 + 'a'")
+    result = await call(once, "total = len([1]) + None")
     assert result.is_error and "unsupported operand" in result.text
     assert "Fix the code and run it again" in result.text and "accepts" not in result.text
+
+
+async def test_arithmetic_on_text_suggests_a_header_row_or_unconverted_values(once: Tool) -> None:
+    # word_counts: sum(row[1] for row in rows) over rows that began with ['file', 'lines', 'words'].
+    code = "rows = [['file', 'lines'], ['a.txt', 3]]\nprint(sum(row[1] for row in rows))"
+    result = await call(once, code)
+    assert result.is_error and result.text.endswith(
+        "The code raised TypeError (traceback above): unsupported operand type(s) for +: 'int' and 'str', so one "
+        "of the values is text (a str), not a number. Often a list of rows starts with a header row of column "
+        "names, or values read from a file are still strings: add up only the data rows, and convert text to "
+        "numbers with int() or float() first."
+    )
+    assert "'str' and 'int', so one of the values is text" in (await call(once, "'3' - 1")).text
 
 
 async def test_values_json_cannot_write_get_a_conversion_hint(once: Tool) -> None:

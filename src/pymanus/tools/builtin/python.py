@@ -476,6 +476,13 @@ class PythonRunner:
                 f"True, False and None, not {unwritable.group(1)}. Convert the values before writing them: "
                 "float(v) for Decimal and numpy numbers (int(v) for whole ones), str(v) for dates and times."
             )
+        if error == "TypeError" and (mixed := _TEXT_WITH_NUMBER.search(outcome.stderr)):
+            return (
+                f"The code raised TypeError (traceback above): {mixed.group(0)}, so one of the values is text "
+                "(a str), not a number. Often a list of rows starts with a header row of column names, or "
+                "values read from a file are still strings: add up only the data rows, and convert text to "
+                "numbers with int() or float() first."
+            )
         if error in ("ValueError", "TypeError") and (unpacked := _UNPACK.search(outcome.stderr)):
             expected, got, single = unpacked.group("expected", "got", "single")
             holds = f"one {single}" if single else f"{got} values" if got else "more values"
@@ -531,6 +538,10 @@ EMPTY_RESULT_NOTE = (
     "^ anchors and upper or lower case, against the files in the workspace, and run it again.)"
 )
 """Small models copy a filter (``.endswith('.py')``, ``^TODO``) that excludes what the task asks for."""
+_TEXT_WITH_NUMBER = re.compile(
+    r"unsupported operand type\(s\) for [^:]+: (?:'(?:int|float)' and 'str'|'str' and '(?:int|float)')"
+)
+"""Arithmetic that met a str: a sum over rows that include the header row, or numbers still read as text."""
 _NOT_JSON = re.compile(r"Object of type (\w+) is not JSON serializable")
 """json.dump refused a value (a Decimal, a numpy number, a date): small models write money as Decimal."""
 _SHELL_LINE = re.compile(r"line \d+\n\s+(?:python3?|pip3?|pytest|ls|cat|cd|echo) ")
