@@ -161,6 +161,25 @@ async def test_an_example_runs_as_a_check(workspace: Path) -> None:
     assert fixed.passed and added.passed and added.output == "half(8) returned 4.0"
 
 
+async def test_a_string_example_says_where_the_result_differs(workspace: Path) -> None:
+    # add_function: the 1.5B read 'hello-world-' as 'hello-world' and called its slugify done.
+    checks, context = TaskChecks(Sandbox(workspace)), context_for(workspace)
+    task = 'Add slugify to calc.py: slugify("Hello, World!") returns "hello-world".'
+    cases = {
+        "title.lower().replace(', ', '-').replace('!', '-')": "'hello-world-', expected 'hello-world' "
+        "('-' is extra at the end)",
+        "title.replace(', ', '-').replace('!', '')": "'Hello-World', expected 'hello-world' "
+        "('H' should be 'h' at the start; 'W' should be 'w' after 'Hello-')",
+        "title.lower().replace(', ', '').replace('!', '')": "'helloworld', expected 'hello-world' "
+        "('-' is missing after 'hello')",
+        "''": "'', expected 'hello-world'",  # nothing to compare
+    }
+    for body, shown in cases.items():
+        (workspace / "calc.py").write_text(f"def slugify(title):\n    return {body}\n")
+        (result,) = await checks.results(task, context)
+        assert not result.passed and result.output == f'slugify("Hello, World!") returned {shown}'
+
+
 async def test_the_tests_and_package_modules_a_run_wrote_are_checked(tmp_path: Path) -> None:
     workspace = tmp_path / "ws"
     (workspace / "weather").mkdir(parents=True)

@@ -23,9 +23,11 @@ _EXAMPLE = re.compile(
 )
 _MODULE = re.compile(r"(?<![\w./-])((?:[\w-]+/)*[A-Za-z_]\w*\.py)\b")
 
-# Runs in the sandbox: the call in the named modules' namespace, compared with the value.
+# Runs in the sandbox: the call in the named modules' namespace, compared with the value. Two
+# strings that differ also get where they differ: the 1.5B read 'hello-world-' against
+# 'hello-world' as a match and called its slugify done.
 _PROGRAM = """\
-import importlib, sys
+import difflib, importlib, sys
 namespace = {{}}
 for module in {modules!r}:
     namespace.update(vars(importlib.import_module(module)))
@@ -36,8 +38,24 @@ except Exception as error:
     sys.exit(1)
 expected = {expected}
 same = result == expected
-print({call!r}, "returned", repr(result) + ("" if same else ", expected " + repr(expected)))
-sys.exit(0 if same else 1)
+if same or not (isinstance(result, str) and isinstance(expected, str) and result):
+    print({call!r}, "returned", repr(result) + ("" if same else ", expected " + repr(expected)))
+    sys.exit(0 if same else 1)
+differences = []
+matcher = difflib.SequenceMatcher(None, result, expected, autojunk=False)
+for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+    if tag == "equal":
+        continue
+    where = "at the start" if i1 == 0 else "at the end" if i2 == len(result) else "after " + repr(result[:i1][-12:])
+    if tag == "delete":
+        differences.append(repr(result[i1:i2]) + " is extra " + where)
+    elif tag == "insert":
+        differences.append(repr(expected[j1:j2]) + " is missing " + where)
+    else:
+        differences.append(repr(result[i1:i2]) + " should be " + repr(expected[j1:j2]) + " " + where)
+shown = "; ".join(differences[:3]) + ("; ..." if len(differences) > 3 else "")
+print({call!r}, "returned", repr(result) + ", expected " + repr(expected) + " (" + shown + ")")
+sys.exit(1)
 """
 
 
