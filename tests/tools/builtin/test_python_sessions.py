@@ -379,3 +379,22 @@ async def test_selecting_a_column_the_code_made_the_index_gets_a_note(runner: Py
     result = await call(runner.tool, code)
     assert result.is_error and "KeyError" in result.text
     assert "Note: your code's line 2 makes 'order_id' the DataFrame's index (index_col='order_id')" in result.text
+
+
+async def test_a_test_run_that_found_no_tests_names_the_test_modules(runner: PythonRunner) -> None:
+    # fix_failing_test: a block with a bare test function and unittest.main() "passed" with 0 tests.
+    workspace = runner.sandbox.workspace
+    (workspace / "stats.py").write_text("def median(v):\n    return v[0]\n")
+    (workspace / "test_stats.py").write_text(
+        "import unittest\nfrom stats import median\n\n\nclass StatsTest(unittest.TestCase):\n"
+        "    def test_one(self):\n        self.assertEqual(median([4]), 4)\n"
+    )
+    code = "import unittest\ndef test_median(self):\n    pass\nunittest.main(exit=False)"
+    result = await call(runner.tool, code)
+    assert "Ran 0 tests" in result.text and result.text.endswith(
+        "unittest ran 0 tests, so nothing was tested: unittest.main() collects the TestCase classes of the code "
+        "that calls it, not of the workspace's test files. Run those with "
+        "unittest.main(module='test_stats', exit=False)."
+    )
+    ran = await call(runner.tool, "import unittest\nunittest.main(module='test_stats', exit=False)")
+    assert "Ran 1 test" in ran.text and "ran 0 tests" not in ran.text

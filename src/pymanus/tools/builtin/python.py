@@ -38,9 +38,9 @@ from pymanus.sandbox import PathJail, Sandbox
 from pymanus.sandbox.streams import fit
 from pymanus.tools.builtin.code_lint import code_mistakes, index_column_key, shallow_listing
 from pymanus.tools.builtin.code_repair import repair
-from pymanus.tools.builtin.import_hints import missing_name_note
 from pymanus.tools.builtin.keyword_aliases import rename_keywords
 from pymanus.tools.builtin.python_commands import PythonCommand, split_commands
+from pymanus.tools.builtin.python_hints import missing_name_note, no_tests_note
 from pymanus.tools.builtin.python_session import BlockOutcome, WorkerSession, frame, parse_status
 from pymanus.tools.builtin.workspace_scan import Snapshot, changed_files, defining_module, describe_changes, scan
 from pymanus.tools.tool import DEFAULT_MAX_RESULT_CHARS, Tool, ToolContext, ToolResult
@@ -360,6 +360,8 @@ class PythonRunner:
             parts.append(_silence(outcome.stdout))
         elif ok and _EMPTY_RESULT.search(stdout):
             parts.append(EMPTY_RESULT_NOTE)
+        elif ok and (no_tests := no_tests_note(stderr, self.sandbox.workspace)):
+            parts.append(no_tests)
         return ToolResult(content="\n\n".join(parts), is_error=not ok)
 
     def _footer(self, outcome: BlockOutcome) -> str:

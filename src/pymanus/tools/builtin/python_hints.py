@@ -1,18 +1,21 @@
-"""What to do when code imports a name a workspace module does not have.
+"""Notes the python tool adds to an observation so that a small model can recover.
 
-Small models write a package's imports before its modules (``from . import cli`` in an
-``__init__.py`` with no ``cli.py`` yet), import a function from the package instead of
-defining it (``from . import main`` as the whole of ``cli.py``), or test a function before
-writing it. The python tool's note names the file to write or the line to change, with
-the call to make.
+- A name a workspace module does not have: small models write a package's imports before
+  its modules (``from . import cli`` in an ``__init__.py`` with no ``cli.py`` yet), import a
+  function from the package instead of defining it (``from . import main`` as the whole of
+  ``cli.py``), or test a function before writing it. The note names the file to write or
+  the line to change, with the call to make.
+- A test run that found no tests: ``unittest.main()`` in a block collects the block's own
+  ``TestCase`` classes, so "Ran 0 tests ... OK" looked like success to the 1.5B.
 """
 
 from __future__ import annotations
 
+import re
 from pathlib import Path, PurePosixPath
 
 from pymanus.tools.builtin.file_formats import self_import
-from pymanus.tools.builtin.workspace_scan import defining_module
+from pymanus.tools.builtin.workspace_scan import defining_module, scan
 
 
 def missing_name_note(workspace: Path, missing: str, where: str, error: str, *, importer: str, circular: bool) -> str:
@@ -82,4 +85,28 @@ def _missing_submodule(workspace: Path, package: PurePosixPath, missing: str, er
         f"{lacks} and there is no {module}. Importing `{missing}` from the package (from . import {missing}) "
         f"needs one of them: if the task asks for a module {module}, write it first (write_file with its whole "
         f"content); otherwise remove `{missing}` from that import (traceback above)."
+    )
+
+
+_NO_TESTS = re.compile(r"^Ran 0 tests in ", re.MULTILINE)
+_TEST_FILE = re.compile(r"(?:^|/)(?:test_\w*|\w+_test)\.py$")
+
+
+def no_tests_note(output: str, workspace: Path) -> str | None:
+    """The note when unittest ran no test, naming the workspace's test modules to run instead."""
+    if not _NO_TESTS.search(output):
+        return None
+    files = sorted(scan(workspace) or ())
+    modules = [name.removesuffix(".py").replace("/", ".") for name in files if _TEST_FILE.search(name)]
+    if not modules:
+        return (
+            "unittest ran 0 tests, so nothing was tested: it collects unittest.TestCase classes with test_* "
+            "methods, and found none."
+        )
+    return (
+        "unittest ran 0 tests, so nothing was tested: unittest.main() collects the TestCase classes of the code "
+        "that calls it, not of the workspace's test files. Run those with "
+        f"unittest.main(module='{modules[0]}', exit=False)"
+        + (f" (each of {', '.join(modules[:4])})" if len(modules) > 1 else "")
+        + "."
     )
