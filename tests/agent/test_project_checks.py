@@ -41,18 +41,23 @@ def test_another_name_or_version_sends_the_answer_back(tmp_path: Path) -> None:
     ]
 
 
-def test_keys_outside_any_table_get_the_whole_table_to_write(tmp_path: Path) -> None:
+def test_a_file_without_the_table_gets_the_whole_table_to_write(tmp_path: Path) -> None:
     # The 1.5B wrote name and version as bare keys, then read "set name under [project]" and ran python.
     context = started(tmp_path)
-    (tmp_path / "pyproject.toml").write_text("name = 'weather'\nversion = '0.1.0'\n")
+    (tmp_path / "pyproject.toml").write_text("[build-system]\nrequires = ['setuptools']\n")
     [problem] = pyproject_problems(TASK, context)
     assert problem == (
         "pyproject.toml has no [project] table with the project's name and version (keys outside a table belong "
         "to no table): write_file it with this content (other tables it needs go after it): "
         '"[project]\\nname = \\"weather\\"\\nversion = \\"0.1.0\\"\\n"'
     )
+    # Bare keys: the format check gives the file with its [project] line, once.
+    (tmp_path / "pyproject.toml").write_text("name = 'weather'\nversion = '0.1.0'\n")
+    assert pyproject_problems(TASK, context) == []
     sent_back = missing_outputs(TASK, "Done.", context)
-    assert sent_back is not None and sent_back.endswith(". Fix this, then call terminate again.")
+    assert sent_back is not None and sent_back.count("pyproject.toml") == 2, sent_back
+    assert "pyproject.toml sets name, version outside any table" in sent_back
+    assert sent_back.endswith(". Fix this, then call terminate again.")
 
 
 @pytest.mark.parametrize(

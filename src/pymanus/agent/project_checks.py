@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from pymanus.agent.progress import read_head, written_files
+from pymanus.tools.builtin.file_formats import loose_project_keys
 from pymanus.tools.tool import ToolContext
 
 _NAME = re.compile(r"\bproject\s+(?:called|named)\s+[`'\"]?([A-Za-z_][\w.-]*?)[`'\"]?(?=[\s,.;:]|$)", re.IGNORECASE)
@@ -33,11 +34,14 @@ def pyproject_problems(task: str, context: ToolContext) -> list[str]:
     for written in written_files(context):
         if Path(written).name != "pyproject.toml":
             continue
+        text = read_head(workspace / written)
         try:
-            meta = tomllib.loads(read_head(workspace / written))
+            meta = tomllib.loads(text)
         except tomllib.TOMLDecodeError:
             continue  # the format check says so
         table, project = _project_table(meta)
+        if not project and loose_project_keys(written, text):
+            continue  # the format check says where its keys belong
         if not project:  # no table at all: the whole table to write, not key by key
             keys = [f'{key} = "{match.group(1)}"' for key, match in (("name", name), ("version", version)) if match]
             problems.append(

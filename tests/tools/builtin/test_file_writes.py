@@ -175,3 +175,24 @@ async def test_a_markdown_table_whose_first_row_repeats_its_header_gets_a_warnin
     ) in result.text
     result = await call(tools["write_file"], path="counts.md", content="| file | lines |\n|---|---|\n| a.txt | 3 |\n")
     assert "Warning" not in result.text
+
+
+async def test_a_pyproject_with_project_keys_outside_a_table_gets_a_warning(
+    tools: dict[str, Tool], jail: PathJail
+) -> None:
+    # project_layout: the 1.5B's whole pyproject.toml, twice.
+    result = await call(tools["write_file"], path="pyproject.toml", content="name = 'weather'\nversion = '0.1.0'\n")
+    assert result.text.endswith(
+        "Warning: pyproject.toml sets name, version outside any table, where packaging tools do not read them: "
+        "they belong under a [project] line; write_file pyproject.toml with this content: "
+        "\"[project]\\nname = 'weather'\\nversion = '0.1.0'\\n\". Fix it before using the file."
+    )
+    long = "name = 'weather'\n" + "# note\n" * 80
+    assert (
+        "write [project] as the file's first line"
+        in (await call(tools["write_file"], path="pyproject.toml", content=long)).text
+    )
+    fine = await call(tools["write_file"], path="pyproject.toml", content="[project]\nname = 'weather'\n")
+    assert "Warning" not in fine.text
+    other = await call(tools["write_file"], path="config/settings.toml", content="name = 'staging'\n")
+    assert "Warning" not in other.text  # only pyproject.toml has a [project] table

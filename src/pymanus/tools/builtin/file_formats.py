@@ -36,7 +36,34 @@ def format_problem(name: str, text: str) -> str | None:
         detail = f"{exc.msg} at line {exc.lineno}" if isinstance(exc, SyntaxError) else str(exc)
         advice = _JSON_ADVICE if kind == "JSON" else ""
         return f"{name} is not valid {kind} ({detail}){advice}"
+    if name.rsplit("/", 1)[-1] == "pyproject.toml":
+        return loose_project_keys(name, text)
     return self_import(name, text) if kind == "Python" else None
+
+
+_SHOWN_FIX = 400
+"""The longest fixed pyproject.toml a warning shows whole."""
+_PROJECT_KEYS = ("name", "version", "description", "readme", "dependencies", "requires-python", "authors")
+
+
+def loose_project_keys(name: str, text: str) -> str | None:
+    """The project keys a pyproject.toml sets outside any table, where no packaging tool reads them.
+
+    The 1.5B wrote ``name = 'weather'`` and ``version = '0.1.0'`` as the whole file, twice.
+    """
+    loose = [key for key in _PROJECT_KEYS if key in tomllib.loads(text)]
+    if not loose:
+        return None
+    fixed = "[project]\n" + text.lstrip()
+    how = (
+        f"write_file {name} with this content: {json.dumps(fixed)}"
+        if len(fixed) <= _SHOWN_FIX
+        else ("write [project] as the file's first line, above them")
+    )
+    return (
+        f"{name} sets {', '.join(loose)} outside any table, where packaging tools do not read them: they belong "
+        f"under a [project] line; {how}"
+    )
 
 
 _RESULT_TEXT = (".txt", ".md", ".csv")
