@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from pymanus.agent.failure_trace import TRACE_CHARS, FailingTest, failing_test, failure_trace
+from pymanus.agent.failure_trace import TRACE_CHARS, FailingTest, example_trace, failing_test, failure_trace
 from pymanus.agent.task_checks import TaskChecks
 from pymanus.sandbox import Sandbox
 from pymanus.tools.tool import ToolContext
@@ -226,3 +226,19 @@ async def test_a_failing_example_of_the_task_shows_its_call_traced(workspace: Pa
     )
     [fixed] = await checks.results(task, context)
     assert fixed.passed and fixed.trace == ""
+
+
+async def test_a_comprehension_in_the_call_shows_its_items_and_result(workspace: Path) -> None:
+    # add_function: every word was filtered out ('Hello,'.isalnum() is False); the trace only said ''.
+    (workspace / "textutils.py").write_text(
+        "def slugify(title):\n    return '-'.join([w.lower() for w in title.split() if w.isalnum()])\n\n\n"
+        "def nonzero(d):\n    kept = {k: v for k, v in d.items() if v}\n    return len(kept)\n"
+    )
+    sandbox = Sandbox(workspace)
+    trace = await example_trace(sandbox, 'slugify("Hello, World!")', ["textutils"], 20)
+    assert trace is not None and trace.endswith(
+        "# the comprehension ran with w = 'Hello,'; w = 'World!', giving []; returned ''"
+    )
+    trace = await example_trace(sandbox, "nonzero({'a': 1, 'b': 0})", ["textutils"], 20)
+    assert trace is not None
+    assert "# the comprehension ran with k = 'a', v = 1; k = 'b', v = 0, giving {'a': 1}; kept = {'a': 1}" in trace

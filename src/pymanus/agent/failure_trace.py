@@ -9,7 +9,9 @@ locals it changed, and the value returned or the exception raised, with the valu
 return line's parts (``ordered[middle + 1] = 4``).
 
 The call shown is the last one the test made, from the line its traceback points at, straight
-into workspace code (what that code calls is not traced): a test that asserts
+into workspace code (what that code calls is not traced, except its comprehensions, shown with the
+values their loop variables took and what they built: ``word = 'Hello,'; word = 'World!', giving []``
+says the filter dropped every word): a test that asserts
 ``median([1, 2, 3])`` and then ``median([4, 1, 3, 2])`` fails on the second. The trace runs in
 the same sandbox as the check and only reads: the parts evaluated contain no call. An example
 the task gives that fails (:mod:`pymanus.agent.task_examples`) is traced the same way
@@ -249,11 +251,37 @@ def signature(frame):
     return f"{getattr(code, 'co_qualname', code.co_name)}({', '.join(shown)})"
 
 
+COMPREHENSIONS = ("<listcomp>", "<setcomp>", "<dictcomp>", "<genexpr>")
+SHOWN_ITEMS = 6
+
+
+class Comprehension:
+    """A comprehension the traced call ran: the values its loop variables took, and what it built."""
+
+    def __init__(self, frame):
+        self.frame, self.items, self.result = frame, [], None
+
+    def local(self, frame, event, arg):
+        if event in ("line", "return"):
+            now = ", ".join(f"{name} = {show(value)}" for name, value in frame.f_locals.items() if name[0] != ".")
+            if now and (not self.items or self.items[-1] != now):
+                self.items.append(now)
+        if event == "return" and frame.f_code.co_name != "<genexpr>":  # a generator returns at every yield
+            self.result = show(arg)
+        return self.local
+
+    def describe(self):
+        items = self.items[:SHOWN_ITEMS] + (["..."] if len(self.items) > SHOWN_ITEMS else [])
+        built = f", giving {self.result}" if self.result is not None else ""
+        return f"the comprehension ran with {'; '.join(items) or 'no items'}{built}"
+
+
 class Call:
     """One call the test made into workspace code, as it ran."""
 
     def __init__(self, frame):
         code, back = frame.f_code, frame.f_back
+        self.frame, self.comprehensions = frame, {}  # id(frame) -> [row, Comprehension]
         self.code, self.caller, self.caller_line = code, back.f_code.co_name, back.f_lineno
         self.caller_file = os.path.basename(back.f_code.co_filename)
         self.signature = signature(frame)
@@ -308,8 +336,11 @@ class Call:
         head += ":"
         width = max(len(str(row[0])) for row in self.rows)
         lines = []
-        for lineno, changes, end in self.rows:
-            notes = "; ".join(changes + ([end] if end else []))
+        ran = {}
+        for row, comprehension in self.comprehensions.values():
+            ran.setdefault(row, []).append(comprehension.describe())
+        for index, (lineno, changes, end) in enumerate(self.rows):
+            notes = "; ".join(ran.get(index, []) + changes + ([end] if end else []))
             text = source(self.code.co_filename, lineno) + (f"  # {notes}" if notes else "")
             lines.append(f"  line {str(lineno).rjust(width)}  {text}")
         tail = lines[-3:] if self.stopped else lines[-2:]  # a stopped trace ends on a line it did not follow
@@ -333,10 +364,18 @@ calls = {"last": None, "at_line": None}
 
 
 def tracer(frame, event, arg):
-    # Every call passes here; only one straight from a test into workspace code is followed.
+    # Every call passes here; only one straight from a test into workspace code is followed,
+    # with the comprehensions it runs (a generator's frame calls in again at every item).
     back = frame.f_back
     if event != "call" or back is None or frame.f_code.co_name == "<module>":
         return None
+    call = calls["last"]
+    if frame.f_code.co_name in COMPREHENSIONS and call is not None and back is call.frame and call.rows:
+        row, comprehension = call.comprehensions.get(id(frame), (None, None))
+        if comprehension is None or comprehension.frame is not frame:
+            comprehension = Comprehension(frame)
+            call.comprehensions[id(frame)] = [len(call.rows) - 1, comprehension]
+        return comprehension.local
     if kind(frame.f_code.co_filename) != "code" or kind(back.f_code.co_filename) != "test":
         return None
     call = Call(frame)
