@@ -226,6 +226,14 @@ async def test_a_name_missing_from_a_workspace_module_says_where_to_write_it(run
     assert 'edit_file with path "textutils.py", old_text "" and the new code as new_text' in result.text
     result = await call(runner.tool, "import textutils\ntextutils.slugify('A b')")
     assert "textutils.py in the workspace does not define `slugify`" in result.text
+    # Defined in another module of the workspace: import it from there, or write it where the task wants it.
+    (runner.sandbox.workspace / "slugs.py").write_text("def slugify(title):\n    return title\n")
+    result = await call(runner.tool, "from textutils import slugify")
+    assert result.text.endswith(
+        "textutils.py in the workspace does not define `slugify`; slugs.py does. If the task asks for it in "
+        "textutils.py, write it there (edit_file with an empty old_text adds code after the last line); otherwise "
+        "import it from where it is: from slugs import slugify."
+    )
     # A library's missing name is an ordinary error: nothing to write into the workspace.
     result = await call(runner.tool, "from json import slugify")
     assert result.is_error and "does not define" not in result.text and "ImportError" in result.text

@@ -35,6 +35,13 @@ def missing_name_note(workspace: Path, missing: str, where: str, error: str, *, 
     in_package = PurePosixPath(where).name == "__init__.py" and package.parts
     if in_package and (note := _missing_submodule(workspace, package, missing, error, importer)) is not None:
         return note
+    home = defining_module(workspace, missing)
+    if home is not None and f"{home.replace('.', '/')}.py" != where:
+        return (
+            f"{where} in the workspace does not define `{missing}`; {home.replace('.', '/')}.py does. If the task "
+            f"asks for it in {where}, write it there (edit_file with an empty old_text adds code after the last "
+            f"line); otherwise import it from where it is: from {home} import {missing}."
+        )
     return (
         f"{where} in the workspace does not define `{missing}` yet. If the task asks for it, write it there "
         f'before testing it: edit_file with path "{where}", old_text "" and the new code as new_text (it is '
