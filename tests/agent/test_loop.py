@@ -430,6 +430,16 @@ async def test_completion_check_gives_up_after_two_rejections() -> None:
     assert (result.state, result.output, result.steps) == (RunState.FINISHED, "c", 3)
 
 
+async def test_a_completion_check_that_raises_accepts_the_answer(caplog: pytest.LogCaptureFixture) -> None:
+    # A bug in a check (a 300-character "path" from a copied note) once crashed a finished run.
+    def check(task: str, answer: str, context: object) -> str:
+        raise OSError(36, "File name too long")
+
+    result = await Agent(ScriptedModel(["all done"]), completion_check=check).run("task")
+    assert (result.state, result.output) == (RunState.FINISHED, "all done")
+    assert "the completion check failed; the answer is accepted" in caplog.text
+
+
 async def test_failure_terminate_is_sent_back_once_while_the_check_finds_a_problem() -> None:
     checked: list[str] = []
 

@@ -246,3 +246,17 @@ def test_a_list_of_files_outside_the_folder_the_task_is_about_is_sent_back(tmp_p
     everywhere = "Find every file that contains TODO and write their paths to todo_files.txt, one per line."
     (tmp_path / "todo_files.txt").write_text("README.md\nsrc/app/main.py\n")
     assert table_problems(everywhere, context) == []  # no folder named: any file may be listed
+
+
+def test_lines_no_file_system_takes_as_paths_are_no_files(tmp_path: Path) -> None:
+    # word_counts: a tool's note (300 characters on a line) written into counts.md crashed the check.
+    note = "The code raised ValueError (traceback above): the line unpacks 3 names " + "x" * 300
+    (tmp_path / "texts").mkdir()
+    (tmp_path / "texts" / "alpha.txt").write_text("one two\n")
+    task = "For each .txt file in the texts folder, count its lines and words, and write counts.md with a table."
+    context = start_run(tmp_path, task, {})
+    (tmp_path / "counts.md").write_text(f"{note}\n| {note} | 3 | 4 |\nnul\0byte.txt\n")
+    (tmp_path / "todo.txt").write_text(f"{note}\n")
+    problem = missing_outputs(task, "Done.", context, uncomputed=True)
+    assert problem is not None and "counts.md" in problem
+    assert progress.locate(tmp_path, note) is None

@@ -18,6 +18,7 @@ from pathlib import Path
 
 from pymanus.agent.progress import locate, read_head, written_files
 from pymanus.tools.builtin.file_formats import markdown_table
+from pymanus.tools.builtin.workspace_scan import is_file
 from pymanus.tools.tool import ToolContext
 
 _COUNTED_LIMIT = 2_000_000
@@ -95,7 +96,7 @@ def _named_file_text(workspace: Path, row: Sequence[str]) -> str | None:
     if not cell or "." not in cell:
         return None
     path = locate(workspace, cell)
-    if path is None or not path.is_file() or path.stat().st_size > _COUNTED_LIMIT:
+    if path is None or not is_file(path) or path.stat().st_size > _COUNTED_LIMIT:
         return None
     try:
         return path.read_bytes().decode("utf-8")

@@ -450,15 +450,27 @@ class Run:
         if self._rejections >= limits.max_rejections:
             self._unresolved = None
             if not gave_up and self._another_attempt_possible():  # start over rather than accept it
-                self._unresolved = await _settled(check(self.task, answer, self.spec.context))
+                self._unresolved = await self._check_answer(answer)
             return None
         if gave_up and (self._failures_sent_back >= limits.failure_rejections or self.step >= limits.max_steps):
             return None
-        problem = await _settled(check(self.task, answer, self.spec.context))
+        problem = await self._check_answer(answer)
         if problem is not None:
             self._rejections += 1
             self._failures_sent_back += gave_up
         return problem
+
+    async def _check_answer(self, answer: str) -> str | None:
+        """The completion check's verdict; one that raises is logged and accepts the answer (a bug in a check
+        must not cost the user a run whose work is done)."""
+        check = self.spec.completion_check
+        try:
+            return await _settled(check(self.task, answer, self.spec.context)) if check else None
+        except Exception:
+            logger.warning(
+                "the completion check failed; the answer is accepted", exc_info=True, extra=self._log_extra()
+            )
+            return None
 
     def _drain_notices(self) -> list[PlanUpdated]:
         """Turn what tools reported during the last calls into events."""

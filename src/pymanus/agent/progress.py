@@ -102,8 +102,11 @@ def locate(workspace: Path, name: str, snapshot: Snapshot | None = None) -> Path
     "a package weather with __init__.py" names a file that belongs in ``weather/``.
     """
     path = workspace / name
-    if path.exists():
-        return path
+    try:
+        if path.exists():
+            return path
+    except (OSError, ValueError):  # no file system takes such a name (a note copied as a path)
+        return None
     if "/" in name:
         return None
     if snapshot is None:

@@ -22,7 +22,7 @@ from pathlib import Path
 from pymanus.agent.progress import FILE_NAME, input_files, locate, read_head, written_files
 from pymanus.agent.task_scope import scoped_folder
 from pymanus.tools.builtin.file_formats import markdown_table
-from pymanus.tools.builtin.workspace_scan import empty_cells
+from pymanus.tools.builtin.workspace_scan import empty_cells, is_file
 from pymanus.tools.tool import ToolContext
 
 _NAME = r"(?!and\b)[`'\"]?[A-Za-z_][\w-]*[`'\"]?"
@@ -172,7 +172,7 @@ def _paths_out_of_scope(task: str, workspace: Path, written: Sequence[str]) -> l
         if not name.lower().endswith(_LISTS):
             continue
         listed = [line.strip() for line in read_head(workspace / name).splitlines() if line.strip()]
-        files = [path for path in listed if (workspace / path).is_file()]
+        files = [path for path in listed if is_file(workspace / path)]
         outside = [path for path in files if folder and not path.startswith(f"{folder}/")]
         if name in files:
             problems.append(f"{name} lists itself: list only the files the task asks about")

@@ -60,6 +60,18 @@ def scan(root: Path, limit: int = SCAN_LIMIT) -> Snapshot | None:
     return found
 
 
+def is_file(path: Path) -> bool:
+    """Whether ``path`` is a file, False for a name no file system takes (too long, a NUL byte).
+
+    The completion checks look up names taken from what the model wrote: a line of a tool's
+    note copied into a list of files is a 300-character "path".
+    """
+    try:
+        return path.is_file()
+    except (OSError, ValueError):
+        return False
+
+
 def changed_files(before: Snapshot | None, after: Snapshot | None) -> list[str]:
     """Files created or modified between two scans, in path order ([] if either scan gave up)."""
     if before is None or after is None:
