@@ -224,6 +224,14 @@ async def test_arithmetic_on_text_suggests_a_header_row_or_unconverted_values(on
         "numbers with int() or float() first."
     )
     assert "'str' and 'int', so one of the values is text" in (await call(once, "'3' - 1")).text
+    # column_stats: statistics.mean over a csv column's strings.
+    strings = await call(once, "import statistics\nstatistics.mean(['21.5', '23.0'])")
+    assert "numerator/denominator, so one of the values is text" in strings.text
+    assert (
+        "must be real number, not str, so one of the values is text"
+        in (await call(once, "import math\nmath.sqrt('4')")).text
+    )
+    assert "__round__ method, so one of the values is text" in (await call(once, "round('2.5')")).text
 
 
 async def test_values_json_cannot_write_get_a_conversion_hint(once: Tool) -> None:

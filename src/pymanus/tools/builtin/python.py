@@ -542,8 +542,11 @@ EMPTY_RESULT_NOTE = (
 """Small models copy a filter (``.endswith('.py')``, ``^TODO``) that excludes what the task asks for."""
 _TEXT_WITH_NUMBER = re.compile(
     r"unsupported operand type\(s\) for [^:]+: (?:'(?:int|float)' and 'str'|'str' and '(?:int|float)')"
+    r"|can't convert type 'str' to numerator/denominator|must be real number, not str"
+    r"|type str doesn't define __round__ method"
 )
-"""Arithmetic that met a str: a sum over rows that include the header row, or numbers still read as text."""
+"""Arithmetic that met a str: a sum over rows that include the header row, or numbers still read as text
+(``statistics.mean`` of a csv column's strings)."""
 _NOT_JSON = re.compile(r"Object of type (\w+) is not JSON serializable")
 """json.dump refused a value (a Decimal, a numpy number, a date): small models write money as Decimal."""
 _SHELL_LINE = re.compile(r"line \d+\n\s+(?:python3?|pip3?|pytest|ls|cat|cd|echo) ")
