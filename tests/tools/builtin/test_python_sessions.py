@@ -406,3 +406,12 @@ async def test_a_test_run_that_found_no_tests_names_the_test_modules(runner: Pyt
     )
     ran = await call(runner.tool, "import unittest\nunittest.main(module='test_stats', exit=False)")
     assert "Ran 1 test" in ran.text and "ran 0 tests" not in ran.text
+
+
+async def test_text_given_where_a_file_is_read_names_json_loads(runner: PythonRunner) -> None:
+    # customer_totals: json.load(read_file('orders.json')), three times.
+    (runner.sandbox.workspace / "orders.json").write_text('[{"total": 2.5}]')
+    result = await call(runner.tool, "import json\nprint(json.load(read_file('orders.json')))")
+    assert result.is_error and "parse it with json.loads(read_file(path))" in result.text
+    fixed = await call(runner.tool, "import json\nprint(json.loads(read_file('orders.json')))")
+    assert fixed.text == "[{'total': 2.5}]"

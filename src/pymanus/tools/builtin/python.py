@@ -478,6 +478,12 @@ class PythonRunner:
                 f"True, False and None, not {unwritable.group(1)}. Convert the values before writing them: "
                 "float(v) for Decimal and numpy numbers (int(v) for whole ones), str(v) for dates and times."
             )
+        if error == "AttributeError" and "'str' object has no attribute 'read'" in outcome.stderr:
+            return (
+                "The code raised AttributeError (traceback above): a function that reads from an open file "
+                "(json.load, csv.reader's file, pickle.load) was given text, a str. read_file(path) returns the "
+                "file's text: parse it with json.loads(read_file(path)), or pass an open file: json.load(open(path))."
+            )
         if error == "TypeError" and (mixed := _TEXT_WITH_NUMBER.search(outcome.stderr)):
             return (
                 f"The code raised TypeError (traceback above): {mixed.group(0)}, so one of the values is text "
