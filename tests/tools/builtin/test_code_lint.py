@@ -12,6 +12,7 @@ from pymanus.tools.builtin.code_lint import (
     float_power,
     index_column_key,
     loop_rebinds_list,
+    prints_only_literals,
     redefined_function,
     regex_in_replace,
     shallow_listing,
@@ -194,3 +195,21 @@ def test_a_function_defined_twice_is_named() -> None:
 )
 def test_definitions_meant_to_repeat_are_fine(source: str) -> None:
     assert redefined_function(source) is None
+
+
+@pytest.mark.parametrize(
+    ("source", "only_literals"),
+    [
+        ("print({'mean': 23.5, 'median': 24.3})", True),  # column_stats, after its typed file was sent back
+        ("print(23.5)\nprint('done', 24.3)", True),
+        ("print(mean)", False),
+        ("print(round(23.456, 2))", False),
+        ("print(6 * 7)", False),  # arithmetic computes
+        ("print(f'{total}')", False),
+        ("import json\nprint(json.dumps({'a': 1}))", False),
+        ("x = 3", False),  # prints nothing
+        ("print(", False),
+    ],
+)
+def test_code_that_only_prints_typed_values_is_recognised(source: str, only_literals: bool) -> None:
+    assert prints_only_literals(source) is only_literals

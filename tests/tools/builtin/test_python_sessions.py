@@ -8,8 +8,8 @@ import pytest
 
 from helpers.python_cases import call, no_workers_left, quick, worker_processes
 from pymanus.sandbox import Sandbox
-from pymanus.tools import Tool
-from pymanus.tools.builtin.python import PythonRunner
+from pymanus.tools import Tool, ToolContext, ToolResult
+from pymanus.tools.builtin.python import CODE_OUTPUT, CODE_RAN, PythonRunner
 from pymanus.tools.builtin.python_worker import cell_name
 
 
@@ -415,3 +415,18 @@ async def test_text_given_where_a_file_is_read_names_json_loads(runner: PythonRu
     assert result.is_error and "parse it with json.loads(read_file(path))" in result.text
     fixed = await call(runner.tool, "import json\nprint(json.loads(read_file('orders.json')))")
     assert fixed.text == "[{'total': 2.5}]"
+
+
+async def test_printing_typed_values_computes_nothing(runner: PythonRunner) -> None:
+    context = ToolContext(run_id="typed", workspace=runner.sandbox.workspace)
+
+    async def run(code: str) -> ToolResult:
+        return await runner.tool.run(runner.tool.validate({"code": code}), context)
+
+    typed = await run("print({'mean': 23.5})")
+    assert typed.text.endswith(
+        "Note: this code only prints values typed into it, so they count as typed, not computed."
+    )
+    assert CODE_RAN not in context.state and "23.5" not in context.state.get(CODE_OUTPUT, "")
+    computed = await run("values = [23.0, 24.0]\nprint(sum(values) / 2)")
+    assert computed.text == "23.5" and CODE_RAN in context.state and "23.5" in context.state[CODE_OUTPUT]

@@ -156,6 +156,30 @@ def redefined_function(source: str) -> str | None:
     return None
 
 
+def prints_only_literals(source: str) -> bool:
+    """Whether ``source`` only prints values typed into it (``print({'mean': 23.5})``), computing nothing.
+
+    Told that its typed stats.json held values no code printed, the 1.5B printed the same
+    typed values: such output is no computed result. Arithmetic (``print(6 * 7)``) computes.
+    """
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError):
+        return False
+    if not tree.body:
+        return False
+    for statement in tree.body:
+        call = statement.value if isinstance(statement, ast.Expr) else None
+        if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Name) and call.func.id == "print"):
+            return False
+        for argument in [*call.args, *(keyword.value for keyword in call.keywords)]:
+            try:
+                ast.literal_eval(argument)
+            except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+                return False
+    return True
+
+
 def code_mistakes(source: str) -> list[str]:
     """What the lints of this module that need only the code (not its error or the workspace) say of ``source``."""
     lints = (regex_in_replace, loop_rebinds_list, float_power, redefined_function)

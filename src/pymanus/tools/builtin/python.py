@@ -36,7 +36,7 @@ from pymanus.errors import PathEscapeError
 from pymanus.models.base import PYTHON_SOURCE
 from pymanus.sandbox import PathJail, Sandbox
 from pymanus.sandbox.streams import fit
-from pymanus.tools.builtin.code_lint import code_mistakes, index_column_key, shallow_listing
+from pymanus.tools.builtin.code_lint import code_mistakes, index_column_key, prints_only_literals, shallow_listing
 from pymanus.tools.builtin.code_repair import repair
 from pymanus.tools.builtin.keyword_aliases import rename_keywords
 from pymanus.tools.builtin.python_commands import PythonCommand, split_commands
@@ -186,6 +186,9 @@ class PythonRunner:
             result = result.model_copy(update={"content": f"{result.text}\n\nNote: your code's {mistake}."})
         if renamed:
             result = result.model_copy(update={"content": "\n".join([*renamed, result.text])})
+        if prints_only_literals(ran):  # typed values, printed: nothing computed
+            note = "Note: this code only prints values typed into it, so they count as typed, not computed."
+            return result.model_copy(update={"content": f"{result.text}\n\n{note}"})
         if not result.is_error:
             ctx.state.setdefault(CODE_RAN, started)
         ctx.state[CODE_OUTPUT] = (ctx.state.get(CODE_OUTPUT, "") + "\n" + result.text)[-CODE_OUTPUT_CHARS:]
