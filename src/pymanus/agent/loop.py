@@ -444,9 +444,7 @@ class Run:
         ``gave_up``: the answer ends the run with status "failure" (checked as any answer, while
         steps remain to act on the problem).
         """
-        check, limits = self.spec.completion_check, self.spec.limits
-        if check is None:
-            return None
+        limits = self.spec.limits  # without a check, _check_answer finds nothing and nothing is rejected
         if self._rejections >= limits.max_rejections:
             self._unresolved = None
             if not gave_up and self._another_attempt_possible():  # start over rather than accept it
@@ -461,15 +459,13 @@ class Run:
         return problem
 
     async def _check_answer(self, answer: str) -> str | None:
-        """The completion check's verdict; one that raises is logged and accepts the answer (a bug in a check
-        must not cost the user a run whose work is done)."""
-        check = self.spec.completion_check
+        """The completion check's verdict; one that raises (a bug in a check) is logged and accepts the answer."""
+        check, context = self.spec.completion_check, self.spec.context
         try:
-            return await _settled(check(self.task, answer, self.spec.context)) if check else None
+            return await _settled(check(self.task, answer, context)) if check else None
         except Exception:
-            logger.warning(
-                "the completion check failed; the answer is accepted", exc_info=True, extra=self._log_extra()
-            )
+            extra = self._log_extra()
+            logger.warning("the completion check failed; the answer is accepted", exc_info=True, extra=extra)
             return None
 
     def _drain_notices(self) -> list[PlanUpdated]:
