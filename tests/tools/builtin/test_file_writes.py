@@ -25,8 +25,8 @@ async def test_a_written_file_that_does_not_parse_gets_a_warning(tools: dict[str
     assert "Warning" not in fine.text
     broken = await call(tools["edit_file"], path="cli.py", old_text="def main():", new_text="def main(:")
     assert "Warning: cli.py is not valid Python (invalid syntax at line 1)" in broken.text
-    looped = await call(tools["edit_file"], path="cli.py", old_text="", new_text="from cli import main\n")
-    assert "Warning: cli.py is not valid Python" in looped.text  # still broken above
+    added = await call(tools["edit_file"], path="cli.py", old_text="", new_text="main()\n")
+    assert "Warning: cli.py is not valid Python" in added.text  # still broken above
 
 
 async def test_python_records_written_to_a_json_file_are_written_as_json(
@@ -56,22 +56,40 @@ async def test_python_records_written_to_a_json_file_are_written_as_json(
 async def test_a_module_that_imports_itself_is_not_written(tools: dict[str, Tool], jail: PathJail) -> None:
     original = "def word_count(text):\n    return len(text.split())\n"
     (jail.root / "textutils.py").write_text(original)
-    appended = await call(
-        tools["edit_file"], path="textutils.py", old_text="", new_text="from textutils import slugify\nslugify = str\n"
-    )
-    assert appended.is_error
-    assert appended.text.startswith("Not written: textutils.py imports itself at line 3 (`from textutils import")
-    assert "textutils.py is unchanged; write it again without that line." in appended.text
-    whole = await call(tools["write_file"], path="textutils.py", content="import textutils\nx = 1\n")
-    assert whole.is_error and "imports itself at line 1 (`import textutils`)" in whole.text
+    whole = await call(tools["write_file"], path="textutils.py", content="import textutils\nx = textutils.y\n")
+    assert whole.is_error and whole.text.startswith("Not written: textutils.py imports itself at line 1")
+    assert "(`import textutils`)" in whole.text and "textutils.py is unchanged; write it again" in whole.text
+    missing = await call(tools["edit_file"], path="textutils.py", old_text="", new_text="from textutils import slug\n")
+    assert missing.is_error and "imports itself at line 3 (`from textutils import slug`)" in missing.text
     assert (jail.root / "textutils.py").read_text() == original
     other = await call(tools["write_file"], path="app.py", content="from textutils import word_count\n")
     assert not other.is_error  # importing another module is fine
 
 
-@pytest.mark.parametrize(
-    "line", ["from .cli import main", "from . import cli", "from weather.cli import main", "import weather.cli"]
-)
+async def test_a_module_importing_names_it_defines_is_written_without_that_line(
+    tools: dict[str, Tool], jail: PathJail
+) -> None:
+    # The 1.5B wrote this line above the function it added, four times after being told to remove it.
+    original = "def word_count(text):\n    return len(text.split())\n"
+    (jail.root / "textutils.py").write_text(original)
+    new = "from textutils import slugify, word_count as wc\ndef slugify(title):\n    return title.lower()\n"
+    appended = await call(tools["edit_file"], path="textutils.py", old_text="", new_text=new)
+    assert not appended.is_error and "Lines 3-4 now read" in appended.text
+    assert appended.text.endswith(
+        "Note: `from textutils import slugify, word_count as wc` was left out: textutils.py defines those names "
+        "itself, and a module that imports itself fails as a circular import."
+    )
+    assert (jail.root / "textutils.py").read_text() == original + new.split("\n", 1)[1]
+    only = await call(tools["edit_file"], path="textutils.py", old_text="", new_text="from textutils import slugify\n")
+    assert only.is_error and only.text.startswith("textutils.py is unchanged: `from textutils import slugify` was")
+    whole = await call(
+        tools["write_file"], path="textutils.py", content="from textutils import slugify\nslugify = str.lower\n"
+    )
+    assert not whole.is_error and "Note: `from textutils import slugify` was left out" in whole.text
+    assert (jail.root / "textutils.py").read_text() == "slugify = str.lower\n"
+
+
+@pytest.mark.parametrize("line", ["from . import cli", "import weather.cli"])
 async def test_a_package_module_that_imports_itself_is_not_written(
     tools: dict[str, Tool], jail: PathJail, line: str
 ) -> None:
@@ -81,6 +99,15 @@ async def test_a_package_module_that_imports_itself_is_not_written(
     for sibling in ("from .cli import main\n", "from . import cli\n", "from weather import cli\n"):
         assert not (await call(tools["write_file"], path="weather/__init__.py", content=sibling)).is_error
     assert not (await call(tools["write_file"], path="weather/api.py", content="from .cli import main\n")).is_error
+
+
+@pytest.mark.parametrize("line", ["from .cli import main", "from weather.cli import main"])
+async def test_a_package_module_importing_its_own_function_is_written_without_it(
+    tools: dict[str, Tool], jail: PathJail, line: str
+) -> None:
+    result = await call(tools["write_file"], path="weather/cli.py", content=f"{line}\n\ndef main():\n    print(1)\n")
+    assert not result.is_error and f"Note: `{line}` was left out: weather/cli.py defines" in result.text
+    assert (jail.root / "weather" / "cli.py").read_text() == "\ndef main():\n    print(1)\n"
 
 
 async def test_a_module_giving_a_pattern_to_str_replace_gets_a_warning(tools: dict[str, Tool], jail: PathJail) -> None:

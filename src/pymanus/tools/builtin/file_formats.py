@@ -121,6 +121,41 @@ def self_import(name: str, text: str) -> str | None:
     return None
 
 
+_OWN_IMPORT = re.compile(r"^from\s+(\.?[\w.]+)\s+import\s+([\w ,]+?)\s*$")
+_TOP_LEVEL_NAME = re.compile(r"^(?:(?:async\s+)?def|class)\s+(\w+)|^(\w+)\s*(?::[^=\n]*)?=(?!=)", re.MULTILINE)
+
+
+def redundant_self_imports(name: str, new_text: str, module_text: str) -> tuple[str, list[str]]:
+    """``new_text`` without its lines that import, from the module ``name`` itself, names the module defines.
+
+    ``module_text`` is the whole module the lines go into. ``from textutils import slugify`` at the
+    top of textutils.py fails as a circular import, and small models kept writing it above the
+    function they added, again after being told; the module defines the names anyway, so the
+    line is dropped (and the tools say so). Returns the text and the dropped lines.
+    """
+    parts = name.removesuffix(".py").split("/")
+    own = {parts[-1], ".".join(parts), f".{parts[-1]}"}
+    defined = {first or second for first, second in _TOP_LEVEL_NAME.findall(module_text)}
+    kept, dropped = [], []
+    for line in new_text.splitlines(keepends=True):
+        match = _OWN_IMPORT.match(line.rstrip("\r\n"))
+        names = [part.split()[0] for part in match[2].split(",") if part.strip()] if match else []
+        if match and match[1] in own and names and all(item in defined for item in names):
+            dropped.append(line.strip())
+        else:
+            kept.append(line)
+    return "".join(kept), dropped
+
+
+def dropped_imports_note(name: str, dropped: list[str]) -> str:
+    """Why :func:`redundant_self_imports` dropped ``dropped`` ("`from m import f` was left out: ...")."""
+    lines = ", ".join(f"`{line}`" for line in dropped)
+    return (
+        f"{lines} was left out: {name} defines those names itself, and a module that imports itself "
+        "fails as a circular import"
+    )
+
+
 def python_literal_as_json(text: str) -> str | None:
     """``text`` as JSON when it is a Python list or dict literal that is not JSON (``[{'a': None}]``), else None.
 

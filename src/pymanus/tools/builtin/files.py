@@ -28,9 +28,11 @@ from pymanus.tools.builtin.code_lint import code_mistakes, undiscoverable_test
 from pymanus.tools.builtin.code_repair import WRITTEN_STRING_NOTE, repair_string_line_breaks
 from pymanus.tools.builtin.file_formats import (
     LITERAL_AS_JSON_NOTE,
+    dropped_imports_note,
     dropped_note,
     format_warning,
     python_literal_as_json,
+    redundant_self_imports,
     refused_python,
 )
 from pymanus.tools.builtin.file_search import (
@@ -208,8 +210,11 @@ def file_tools(
         repaired = repair_string_line_breaks(content) if real.suffix == ".py" else None
         converted = python_literal_as_json(content) if real.suffix.lower() == ".json" else None
         content = repaired or converted or content
-        if real.suffix == ".py" and (refusal := refused_python(jail.relative(real), content)):
-            raise ToolError(refusal)
+        dropped_imports: list[str] = []
+        if real.suffix == ".py":
+            content, dropped_imports = redundant_self_imports(jail.relative(real), content, content)
+            if refusal := refused_python(jail.relative(real), content):
+                raise ToolError(refusal)
         data = content.encode("utf-8")
         real = save(path, data)
         if not existed or before is not None:
@@ -221,6 +226,8 @@ def file_tools(
             report += f"\n{WRITTEN_STRING_NOTE}"
         if converted:
             report += f"\n{LITERAL_AS_JSON_NOTE}"
+        if dropped_imports:
+            report += f"\nNote: {dropped_imports_note(jail.relative(real), dropped_imports)}."
         if not existed and (hidden := undiscoverable_test(jail.relative(real), content)):
             report += f"\nNote: {hidden}"
         if real.suffix == ".py" and before and (dropped := dropped_note(jail.relative(real), before, content)):
@@ -252,6 +259,11 @@ def file_tools(
             raise ToolError(
                 _not_found(path, text, old_text) + _new_definitions(path, text, new_text) + _holders(old_text, path)
             )
+        dropped_imports: list[str] = []
+        if path.endswith(".py"):
+            new_text, dropped_imports = redundant_self_imports(path, new_text, f"{text}\n{new_text}")
+            if dropped_imports and not new_text.strip():
+                raise ToolError(f"{path} is unchanged: {dropped_imports_note(path, dropped_imports)}.")
         if old_text and old_text == new_text:
             raise ToolError(
                 "old_text and new_text are the same, so this edit would change nothing. old_text is the text "
@@ -275,6 +287,8 @@ def file_tools(
             raise ToolError(refusal)
         real = save(path, updated.encode("utf-8"))
         remember(real, None if before is None else before.encode("utf-8"))
+        if dropped_imports:
+            report += f"\nNote: {dropped_imports_note(path, dropped_imports)}."
         return report + (_elsewhere(old_text, real) if old_text else "") + _format_note(path, updated)
 
     def _elsewhere(old_text: str, edited: Path) -> str:
