@@ -52,6 +52,21 @@ def test_briefing_names_files_with_their_shape_and_shows_small_ones(tmp_path: Pa
     assert brief.index("- sales.csv") < brief.index("- docs/notes.md")  # top level first
 
 
+def test_briefing_shows_indented_json_with_one_item_per_line(tmp_path: Path) -> None:
+    orders = [{"id": 1001, "customer": "Zoë", "total": 291.88}, {"id": 1002, "customer": "Bob", "total": 478.0}]
+    (tmp_path / "orders.json").write_text(json.dumps(orders, indent=2))
+    (tmp_path / "config.json").write_text(json.dumps({"port": 8080, "hosts": ["a", "b"]}, indent=4))
+    (tmp_path / "tight.json").write_text('{"a":1}')
+    brief = describe_workspace(tmp_path)
+    assert (
+        "orders.json (its JSON with one item per line):\n```\n[\n"
+        '{"id": 1001, "customer": "Zoë", "total": 291.88},\n{"id": 1002, "customer": "Bob", "total": 478.0}\n]\n```'
+    ) in brief
+    assert 'config.json (its JSON with one item per line):\n```\n{\n"port": 8080,\n"hosts": ["a", "b"]\n}\n```' in brief
+    assert 'tight.json:\n```\n{"a":1}\n```' in brief  # already shorter than one item per line
+    assert "- orders.json (12 lines; a JSON list of 2 objects with keys id, customer, total)" in brief
+
+
 def test_briefing_shows_files_only_within_its_budget(tmp_path: Path) -> None:
     for name in ("a.txt", "b.txt", "c.txt"):
         (tmp_path / name).write_text(name[0] * 1500)
