@@ -9,6 +9,7 @@ from pathlib import Path
 from pymanus.agent.manus import missing_outputs
 from pymanus.agent.progress import (
     NEXT_STEP_PROMPT,
+    QUESTION_STEP_PROMPT,
     locate,
     named_files,
     named_folders,
@@ -210,6 +211,10 @@ def test_progress_reminder_for_a_question_without_output_files(tmp_path: Path) -
     ctx = context(tmp_path)
     task = "How many items in inventory.csv have fewer than 10 units?"
     task_message(task, ctx)
-    assert next_step_prompt(task, ctx) == f"The task: {task}\n{NEXT_STEP_PROMPT}"
+    assert next_step_prompt(task, ctx) == f"The task: {task}\n{QUESTION_STEP_PROMPT}"
+    assert "If what you have read or printed answers it, call `terminate` now" in QUESTION_STEP_PROMPT
+    change = "Find the items in inventory.csv with fewer than 10 units and write them to low.csv."
+    task_message(change, ctx)
+    assert next_step_prompt(change, ctx).endswith(NEXT_STEP_PROMPT)
     long_task = task + " Details: " + "x" * 5_000
     assert len(next_step_prompt(long_task, ctx)) < 1_000  # the task is repeated within a budget

@@ -38,6 +38,12 @@ NEXT_STEP_PROMPT = (
     "Decide the next step towards finishing the task and call one tool. "
     "If every requested result exists, call `terminate`."
 )
+QUESTION_STEP_PROMPT = (
+    "The task asks a question and needs no file. If what you have read or printed answers it, call `terminate` "
+    "now with the answer; otherwise call one tool to find it."
+)
+"""The reminder of a task that only asks: "every requested result exists" sent the 1.5B to list_dir and
+read_file again, three steps, after it had printed the answer."""
 
 _START = "progress.start"
 """``ToolContext.state`` key of the workspace scan taken when the run started."""
@@ -431,7 +437,7 @@ def next_step_prompt(task: str, context: ToolContext, checks: Sequence[CheckResu
             "otherwise decide the next step and call one tool."
         )
     else:
-        parts.append(NEXT_STEP_PROMPT)
+        parts.append(QUESTION_STEP_PROMPT if asks_only(task) else NEXT_STEP_PROMPT)
     if written:
         return " ".join(parts)
     # The task again until something is written: after reading the inputs a small model forgets
