@@ -366,6 +366,31 @@ def test_a_list_of_workspace_files_written_by_hand_is_sent_back(tmp_path: Path) 
     )
 
 
+def test_a_report_naming_every_input_is_not_a_list_of_found_files(tmp_path: Path) -> None:
+    """status_summary: a summary with a section per file, written by hand, linked to each input."""
+    context = ToolContext(run_id="r", workspace=tmp_path)
+    (tmp_path / "status").mkdir()
+    for team in ("atlas", "beacon"):
+        (tmp_path / "status" / f"{team}.txt").write_text(f"Team {team}\nBlocked: laptops.\n")
+    task = "Write summary.md with a short section per team in the status folder, and a list of all blockers."
+    progress.task_message(task, context)
+    summary = (
+        "## Atlas\nBlocked: laptops.\n## Beacon\nBlocked: laptops.\n\n[a](status/atlas.txt) [b](status/beacon.txt)\n"
+    )
+    (tmp_path / "summary.md").write_text(summary)
+    assert missing_outputs(task, "Done.", context, uncomputed=True) is None
+    context.state[CODE_RAN] = time.time() - 60  # code that printed nothing ran before it was written
+    context.state[CODE_OUTPUT] = "(the code ran without error and printed nothing)\n"
+    assert missing_outputs(task, "Done.", context, uncomputed=True) is None
+    (tmp_path / "summary.md").write_text("Blocked teams: status/atlas.txt\n")  # one path is an answer
+    assert missing_outputs(task, "Done.", context, uncomputed=True) is None
+    picking = "Which files in the status folder mention laptops? Write them to blocked.txt."
+    progress.task_message(picking, context)
+    (tmp_path / "blocked.txt").write_text("status/atlas.txt\nstatus/beacon.txt\n")
+    problem = missing_outputs(picking, "Done.", context, uncomputed=True)
+    assert problem is not None and "blocked.txt was written by hand, and no code's output shows its" in problem
+
+
 def test_written_files_that_do_not_parse_send_the_answer_back(tmp_path: Path) -> None:
     """A .json, .toml or .py file the run wrote must parse and a .md table must have rows, for any task."""
     context = ToolContext(run_id="r", workspace=tmp_path)

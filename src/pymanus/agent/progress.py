@@ -301,7 +301,8 @@ def uncomputed_outputs(task: str, context: ToolContext, *, code_since: float | N
     data to compute from (CSV, TSV or JSON inputs), when it holds numbers (decimals, or
     integers of two digits or more) that are in no input and not in the task, or when it
     lists workspace files (picked by what is in them, they are found by reading every file,
-    which code does and a small model does not). Once code has run, such a file written by
+    which code does and a small model does not; a file that names every input is a report on
+    each, unless the task picks files by content). Once code has run, such a file written by
     hand, before or after the code, is sent back while it holds numbers or workspace paths the
     code's output does not show: the model wrote its guess, computed the real values (or found
     nothing), and kept the guess. A file
@@ -326,9 +327,11 @@ def uncomputed_outputs(task: str, context: ToolContext, *, code_since: float | N
             continue
         text = read_head(path)
         listed = [other for other in inputs if other in text]
+        if len(listed) < 2 or (len(listed) == len(inputs) and not _SELECTS_FILES.search(task)):
+            listed = []  # every input named: a report on each of them, not a list of files found by content
         if code_since is not None:
             shown_numbers = known | _numbers(printed)
-            unseen = [other for other in listed if len(listed) >= 2 and other not in printed]
+            unseen = [other for other in listed if other not in printed]
             unseen += [n for n in _NUMBER.findall(text) if _value(n) not in shown_numbers]
             if unseen:
                 shown = ", ".join(dict.fromkeys(unseen[:3]))
@@ -341,7 +344,7 @@ def uncomputed_outputs(task: str, context: ToolContext, *, code_since: float | N
                     f"{name} {when} its {shown}: write {name} again from what the code computes, in that code "
                     f"(write_file('{name}', text) inside it)"
                 )
-        elif len(listed) >= 2:
+        elif listed:
             problems.append(
                 f"{name} lists workspace files, but no code looked at them: find them with python "
                 "(os.walk, open and read each file) so that the list is exact"
@@ -356,6 +359,10 @@ def uncomputed_outputs(task: str, context: ToolContext, *, code_since: float | N
     return problems
 
 
+_SELECTS_FILES = re.compile(
+    r"\bfiles?\s+(?:\S+\s+){0,4}?(?:that|which|whose|containing)\b|\bwhich\s+(?:\S+\s+){0,2}?files?\b", re.IGNORECASE
+)
+"""A task that picks files by what is in them ("every file under src/ that contains TODO")."""
 _CLOCK_SLACK = 1.0
 """Seconds a file's modification time may trail the clock (file systems stamp coarsely): a file
 that code wrote must not count as written before it."""
