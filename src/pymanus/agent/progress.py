@@ -331,17 +331,22 @@ def uncomputed_outputs(task: str, context: ToolContext, *, code_since: float | N
             listed = []  # every input named: a report on each of them, not a list of files found by content
         if code_since is not None:
             shown_numbers = known | _numbers(printed)
-            unseen = [other for other in listed if other not in printed]
-            unseen += [n for n in _NUMBER.findall(text) if _value(n) not in shown_numbers]
-            if unseen:
-                shown = ", ".join(dict.fromkeys(unseen[:3]))
+            # The paths are counted, not named: told "does not show its src/app/utils.py, ...", the
+            # 1.5B wrote exactly those to the file.
+            paths = sum(other not in printed for other in listed)
+            unseen = [n for n in _NUMBER.findall(text) if _value(n) not in shown_numbers]
+            if paths or unseen:
+                shown = f"its {', '.join(dict.fromkeys(unseen[:3]))}" if unseen else ""
+                if paths:
+                    counted = f"{paths} of the paths it lists" if paths > 1 else "a path it lists"
+                    shown = f"{shown} and {counted}" if shown else counted
                 when = (
                     "was written before any code ran, and the code's output since does not show"
                     if _modified(path) < code_since - _CLOCK_SLACK
                     else "was written by hand, and no code's output shows"
                 )
                 problems.append(
-                    f"{name} {when} its {shown}: write {name} again from what the code computes, in that code "
+                    f"{name} {when} {shown}: write {name} again from what the code computes, in that code "
                     f"(write_file('{name}', text) inside it)"
                 )
         elif listed:
