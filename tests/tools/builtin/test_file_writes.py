@@ -5,6 +5,7 @@ runner collects, and line breaks meant as escapes."""
 from __future__ import annotations
 
 import json
+import tomllib
 
 import pytest
 
@@ -223,3 +224,20 @@ async def test_a_pyproject_with_project_keys_outside_a_table_gets_a_warning(
     assert "Warning" not in fine.text
     other = await call(tools["write_file"], path="config/settings.toml", content="name = 'staging'\n")
     assert "Warning" not in other.text  # only pyproject.toml has a [project] table
+
+
+async def test_a_setup_script_written_as_pyproject_toml_gets_the_toml_it_means(
+    tools: dict[str, Tool], jail: PathJail
+) -> None:
+    # What the 1.5B wrote, stray bracket and all.
+    script = "from setuptools import setup\nsetup(\n    name='weather',\n    version='0.1.0',\n    packages=[],\n)}"
+    result = await call(tools["write_file"], path="pyproject.toml", content=script)
+    fixed = '[project]\nname = "weather"\nversion = "0.1.0"\n'
+    assert result.text.endswith(
+        "Warning: pyproject.toml is not valid TOML (Expected '=' after a key in a key/value pair (at line 1, "
+        f"column 6)); it is a setup.py script, and pyproject.toml is TOML: write_file pyproject.toml with "
+        f"{json.dumps(fixed)}. Fix it before using the file."
+    )
+    assert tomllib.loads(fixed) == {"project": {"name": "weather", "version": "0.1.0"}}
+    other = await call(tools["write_file"], path="pyproject.toml", content="name weather\n")
+    assert "setup.py" not in other.text  # not a setup() call: only the parse error

@@ -35,6 +35,10 @@ def format_problem(name: str, text: str) -> str | None:
     except (ValueError, SyntaxError) as exc:  # JSONDecodeError and TOMLDecodeError are ValueErrors
         detail = f"{exc.msg} at line {exc.lineno}" if isinstance(exc, SyntaxError) else str(exc)
         advice = _JSON_ADVICE if kind == "JSON" else ""
+        if name.rsplit("/", 1)[-1] == "pyproject.toml" and (fixed := setup_script_as_toml(text)):
+            advice = (
+                f"; it is a setup.py script, and pyproject.toml is TOML: write_file {name} with {json.dumps(fixed)}"
+            )
         return f"{name} is not valid {kind} ({detail}){advice}"
     if name.rsplit("/", 1)[-1] == "pyproject.toml":
         return loose_project_keys(name, text)
@@ -64,6 +68,24 @@ def loose_project_keys(name: str, text: str) -> str | None:
         f"{name} sets {', '.join(loose)} outside any table, where packaging tools do not read them: they belong "
         f"under a [project] line; {how}"
     )
+
+
+_SETUP_CALL = re.compile(r"\bsetup\s*\(")
+_SETUP_KEYWORD = re.compile(r"\b(name|version|description)\s*=\s*(['\"])([^'\"\n]*)\2")
+
+
+def setup_script_as_toml(text: str) -> str | None:
+    """The [project] table for a ``setup(name=..., version=...)`` script written as pyproject.toml (else None).
+
+    The 1.5B wrote setuptools' ``setup()`` call into pyproject.toml (with a stray bracket, so
+    it is not even Python); "not valid TOML" alone did not tell it what the file should hold.
+    """
+    if not _SETUP_CALL.search(text):
+        return None
+    keys = {key: value for key, _, value in _SETUP_KEYWORD.findall(text)}
+    if "name" not in keys:
+        return None
+    return "[project]\n" + "".join(f"{key} = {json.dumps(value)}\n" for key, value in keys.items())
 
 
 _RESULT_TEXT = (".txt", ".md", ".csv")
