@@ -24,7 +24,8 @@ from pymanus.messages import Message, ToolCall
 from pymanus.models import packs
 from pymanus.models.base import PYTHON_SOURCE, ModelResponse, ModelSettings, TextChunk, ToolDefinition
 from pymanus.models.local import LocalModel, json_string_prefix, parse_output, resolve_spec
-from pymanus.models.local_runtime import cpu_has_amx, without_extra_buffer_types
+from pymanus.models.local_runtime import _Runtime, cpu_has_amx, without_extra_buffer_types
+from pymanus.models.prompt_cache import MIN_SHIFTED, common_prefix, skipped_span
 
 
 class Priority(StrEnum):
@@ -130,6 +131,32 @@ def test_models_loadwithout_extra_buffer_types_inside_the_switch() -> None:
 
 
 # -- output parsing: no model needed ------------------------------------------------------
+def test_skipped_span_finds_the_dropped_reminder_before_the_reply() -> None:
+    head, reminder, reply = list(range(100)), [500, 501, 7, 502], list(range(7, 7 + MIN_SHIFTED + 2))
+    assert skipped_span(head + reminder + reply, head + reply + [99], 100) == (len(reminder), len(reply))
+    partly = head + reply[:-1] + [99]  # the reply as rendered again ends with another token
+    assert skipped_span(head + reminder + reply, partly, 100) == (len(reminder), len(reply) - 1)
+    short = head + reply[: MIN_SHIFTED - 1] + [99]
+    assert skipped_span(head + reminder + reply, short, 100) == (0, 0)  # too little to keep
+    assert skipped_span(head + reply, head + reply + [1], len(head + reply)) == (0, 0)  # nothing dropped
+    assert skipped_span(head + reminder + reply, head + [42] * 20, 100) == (0, 0)  # the reply is not there
+
+
+def test_prompt_tokens_splice_each_reply_as_it_was_sampled() -> None:
+    """Text is tokenized a byte at a time here; a remembered reply keeps its own tokens."""
+    llm = SimpleNamespace(tokenize=lambda data, add_bos, special: [1] * add_bos + list(data))
+    runtime = _Runtime(llm, Path("m.gguf"), 64, None, "", None, "<s>", 0.0)  # type: ignore[arg-type]
+    reply = list(range(500, 500 + MIN_SHIFTED))
+    runtime.replies.remember("CALL", reply)
+    runtime.replies.remember("CALL", [7] * MIN_SHIFTED)  # sampled again otherwise: the first tokens stay
+    runtime.replies.remember("AL", [8] * MIN_SHIFTED)  # inside CALL: CALL is spliced whole
+    runtime.replies.remember("short", [9])  # too few tokens to be worth it
+    assert runtime.replies.known() == {"CALL": reply, "AL": [8] * MIN_SHIFTED}
+    assert runtime.prompt_tokens("ab CALL c CALL") == [1, *b"ab ", *reply, *b" c ", *reply]
+    assert runtime.prompt_tokens("no reply short") == runtime.tokenize("no reply short") == [1, *b"no reply short"]
+    assert runtime.prompt_tokens("CALL") == [1, *reply]
+
+
 def test_parse_native_calls_final_answer_and_text() -> None:
     text = (
         '<tool_call>\n{"name": "add", "arguments": {"a": 1, "b": 2}}\n</tool_call>\n'
@@ -294,6 +321,24 @@ class TestRealModel:
         assert small.last_prompt_eval_tokens == 1  # same prompt: only the last token is re-evaluated
         [record] = [r for r in caplog.records if r.name == "pymanus.models.local"]  # what --verbose prints
         assert "(1 evaluated," in record.getMessage() and record.__dict__["prompt_eval_tokens"] == 1
+
+    async def test_a_dropped_reminder_keeps_the_reply_after_it_cached(self, small: LocalModel) -> None:
+        """The agent loop's reminder closes one prompt and is gone from the next, which holds the reply."""
+        tools = [ADD, SEARCH]
+        system, task = Message.system("You are a helpful agent."), Message.user("What is 2 + 40? Use the tool.")
+        first_prompt = [system, task, Message.user("Reminder: call one tool now.")]
+        first = await small.request(first_prompt, tools, ModelSettings(seed=1))
+        history = [system, task, first.message]
+        history += [Message.tool(call.id, call.name, "42") for call in first.message.tool_calls]
+        second_prompt = [*history, Message.user("Reminder: if that answers the task, answer now.")]
+        second = await small.request(second_prompt, tools, ModelSettings(seed=1))
+        _check_response(second, tools)
+        tokens = [small._runtime.tokenize(small.render(m, tools)) for m in (first_prompt, second_prompt)]
+        after_prefix = len(tokens[1]) - common_prefix(*tokens)  # what plain prefix reuse evaluates
+        evaluated = small.last_prompt_eval_tokens
+        assert evaluated is not None and evaluated <= after_prefix - MIN_SHIFTED  # the reply was kept
+        await small.request(second_prompt, tools, ModelSettings(seed=2))
+        assert small.last_prompt_eval_tokens == 1  # the shifted cache is the new prompt, token for token
 
     async def test_allowed_tools_limit_the_calls_and_keep_the_prompt_cache(self, small: LocalModel) -> None:
         messages = [Message.system("You are a helpful agent."), Message.user("What is 2 + 40? Use the add tool.")]

@@ -60,12 +60,12 @@ from pymanus.models.local_runtime import (
     Request,
     Sampling,
     available_cores,
-    common_prefix,
     compared_text,
     generate,
     load_runtime,
 )
 from pymanus.models.prefix_store import PrefixStore
+from pymanus.models.prompt_cache import common_prefix
 
 __all__ = [
     "DEFAULT_CONTEXT_CAP",
@@ -210,7 +210,7 @@ class LocalModel(Model):
     def _prepare(
         self, messages: Sequence[Message], tools: Sequence[ToolDefinition], settings: ModelSettings
     ) -> Request:
-        prompt = self._runtime.tokenize(self.render(messages, tools))
+        prompt = self._runtime.prompt_tokens(self.render(messages, tools))
         if len(prompt) >= self._runtime.n_ctx:
             raise ContextOverflowError(
                 f"{self.name}: prompt is {len(prompt)} tokens but the context window is {self._runtime.n_ctx} tokens"

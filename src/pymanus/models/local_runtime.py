@@ -22,7 +22,7 @@ import os
 import re
 import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -31,6 +31,7 @@ from pymanus.errors import ConfigError, ModelError
 from pymanus.models.local_format import ANSWER_PREFIX, CHATML_TEMPLATE, json_string_prefix
 from pymanus.models.lookup import Drafter
 from pymanus.models.prefix_store import MIN_TOKENS, PrefixStore
+from pymanus.models.prompt_cache import ReplyTokens, common_prefix, skipped_span
 
 if TYPE_CHECKING:
     import llama_cpp
@@ -197,10 +198,20 @@ class _Runtime:
     add_bos_text: str | None
     load_seconds: float
     lock: threading.Lock = field(default_factory=threading.Lock)
+    replies: ReplyTokens = field(default_factory=ReplyTokens)
+    """The tokens of the model's replies, for :meth:`prompt_tokens`."""
 
     def tokenize(self, prompt: str) -> list[int]:
-        add_bos = self.add_bos_text is not None and not prompt.startswith(self.add_bos_text)
-        return self.llm.tokenize(prompt.encode("utf-8"), add_bos=add_bos, special=True)
+        """``prompt``'s tokens as the tokenizer splits it."""
+        return self._piece(prompt, bos=True)
+
+    def prompt_tokens(self, prompt: str) -> list[int]:
+        """``prompt``'s tokens, with each reply the model generated as the tokens it generated."""
+        return self.replies.splice(prompt, self._piece)
+
+    def _piece(self, text: str, bos: bool) -> list[int]:
+        add_bos = bos and self.add_bos_text is not None and not text.startswith(self.add_bos_text)
+        return self.llm.tokenize(text.encode("utf-8"), add_bos=add_bos, special=True) if text or add_bos else []
 
 
 # The one process-wide cache (see module docstring): loaded weights keyed by (path, n_ctx).
@@ -395,15 +406,22 @@ class _Decoder:
         self._c.llama_batch_free(self.batch)
 
 
-def common_prefix(first: Sequence[int] | np.ndarray[Any, Any], second: Sequence[int]) -> int:
-    """How many leading tokens ``first`` and ``second`` have in common."""
-    import numpy as np
-
-    n = min(len(first), len(second))
-    if n == 0:
-        return 0
-    differ = np.nonzero(np.asarray(first[:n]) != np.asarray(second[:n]))[0]
-    return int(differ[0]) if len(differ) else n
+def _reusable(llm: llama_cpp.Llama, prompt: list[int]) -> int:
+    """How many leading prompt tokens the context holds, once a span the prompt lost is dropped
+    (see :mod:`pymanus.models.prompt_cache`)."""
+    c = _import_llama()
+    cached = llm.input_ids[: llm.n_tokens]
+    start = common_prefix(cached, prompt)
+    gap, kept = skipped_span(cached, prompt, start)
+    memory = c.llama_get_memory(llm.ctx)
+    if not kept or not c.llama_memory_can_shift(memory):
+        return start
+    end = llm.n_tokens
+    c.llama_memory_seq_rm(memory, -1, start, start + gap)
+    c.llama_memory_seq_add(memory, 0, start + gap, -1, -gap)
+    llm.input_ids[start : end - gap] = cached[start + gap : end].copy()
+    llm.n_tokens = end - gap
+    return start + kept
 
 
 @dataclass
@@ -431,9 +449,10 @@ def generate(
     llm, prompt = runtime.llm, req.prompt
     budget = min(req.sampling.max_tokens, runtime.n_ctx - len(prompt))
     with runtime.lock:
-        # Reuse the KV cache for the common prefix; the last prompt token is always re-evaluated
-        # so its logits are fresh. Llama.eval drops cache cells past n_tokens before decoding.
-        reuse = min(common_prefix(llm.input_ids[: llm.n_tokens], prompt), len(prompt) - 1)
+        # Reuse the KV cache for the common prefix (and what follows a dropped reminder); the last
+        # prompt token is always re-evaluated so its logits are fresh. Llama.eval drops cache
+        # cells past n_tokens before decoding.
+        reuse = min(_reusable(llm, prompt), len(prompt) - 1)
         llm.n_tokens = reuse
         start = time.perf_counter()
         store, head = req.store, req.shared
@@ -455,6 +474,7 @@ def generate(
         is_eog = _import_llama().llama_vocab_is_eog
         decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
         text, streamed, generated, cut, blank_run = "", 0, 0, False, 0
+        sampled: list[int] = []
         finish: Literal["stop", "length"] = "length"
         draft: list[int] = []  # decoded after the last token; their logits rows follow `row`
         row, proposed, drafted, accepted = -1, 0, 0, 0
@@ -467,6 +487,7 @@ def generate(
                     finish = "stop"
                     break
                 generated += 1
+                sampled.append(token)
                 piece = decoder.decode(llm.detokenize([token]))
                 text += piece
                 blank_run = blank_run + 1 if piece.isspace() else 0
@@ -507,6 +528,7 @@ def generate(
             decoding.close()
         if not cut:
             text += decoder.decode(b"", final=True)
+            runtime.replies.remember(text, sampled)
         return Generation(
             text=text,
             prompt_tokens=len(prompt),
