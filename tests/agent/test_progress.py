@@ -212,7 +212,6 @@ def test_progress_reminder_for_a_question_without_output_files(tmp_path: Path) -
     task = "How many items in inventory.csv have fewer than 10 units?"
     task_message(task, ctx)
     assert next_step_prompt(task, ctx) == f"The task: {task}\n{QUESTION_STEP_PROMPT}"
-    assert "If what you have read or printed answers it, call `terminate` now" in QUESTION_STEP_PROMPT
     change = "Find the items in inventory.csv with fewer than 10 units and write them to low.csv."
     task_message(change, ctx)
     assert next_step_prompt(change, ctx).endswith(NEXT_STEP_PROMPT)

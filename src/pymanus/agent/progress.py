@@ -39,11 +39,13 @@ NEXT_STEP_PROMPT = (
     "If every requested result exists, call `terminate`."
 )
 QUESTION_STEP_PROMPT = (
-    "The task asks a question and needs no file. If what you have read or printed answers it, call `terminate` "
-    "now with the answer; otherwise call one tool to find it."
+    "The task asks a question and needs no file. If the result above gives the answer, call `terminate` now "
+    'with status "success" and the answer as message; if it is an error, fix it.'
 )
-"""The reminder of a task that only asks: "every requested result exists" sent the 1.5B to list_dir and
-read_file again, three steps, after it had printed the answer."""
+"""The reminder of a task that only asks. With "every requested result exists" the 1.5B went on to
+list_dir and read_file, three steps, after it had printed the answer; with "otherwise call one tool
+to find it" it called a tool in 8 of 8 samples, and with this wording it answered in 12 of 12 and
+fixed a KeyError in 6 of 6 (step 2 of low_stock_answer and staging_port_answer, replayed with 6 seeds)."""
 
 _START = "progress.start"
 """``ToolContext.state`` key of the workspace scan taken when the run started."""
