@@ -6,6 +6,7 @@ import json
 import os
 from pathlib import Path
 
+from helpers.file_cases import call
 from pymanus.agent.manus import missing_outputs
 from pymanus.agent.progress import (
     NEXT_STEP_PROMPT,
@@ -16,7 +17,9 @@ from pymanus.agent.progress import (
     next_step_prompt,
     task_message,
 )
+from pymanus.sandbox import PathJail
 from pymanus.tools import ToolContext
+from pymanus.tools.builtin.files import file_tools
 from pymanus.tools.builtin.workspace_scan import (
     BRIEF_FILES,
     changed_files,
@@ -66,6 +69,25 @@ def test_briefing_shows_indented_json_with_one_item_per_line(tmp_path: Path) -> 
     assert 'config.json (its JSON with one item per line):\n```\n{\n"port": 8080,\n"hosts": ["a", "b"]\n}\n```' in brief
     assert 'tight.json:\n```\n{"a":1}\n```' in brief  # already shorter than one item per line
     assert "- orders.json (12 lines; a JSON list of 2 objects with keys id, customer, total)" in brief
+
+
+async def test_reading_a_file_the_first_message_shows_whole_says_so(tmp_path: Path) -> None:
+    (tmp_path / "sales.csv").write_text("region,amount\nNorth,10\n")
+    (tmp_path / "big.txt").write_text("word " * 20_000)  # too big to show: read as usual
+    ctx = context(tmp_path)
+    task_message("Total the amounts in sales.csv.", ctx)
+    [read] = [tool for tool in file_tools(PathJail(tmp_path)) if tool.name == "read_file"]
+    for arguments in ({}, {"preview": True}):
+        result = await call(read, ctx, path="sales.csv", **arguments)
+        assert result.text == (
+            "sales.csv is shown whole in the first message and has not changed since: use it from there "
+            "(read_file with start_line and end_line shows numbered lines)."
+        )
+    assert "1\tregion,amount" in (await call(read, ctx, path="sales.csv", start_line=1, end_line=2)).text
+    assert "word word" in (await call(read, ctx, path="big.txt", end_line=1)).text
+    (tmp_path / "sales.csv").write_text("region,amount\nNorth,12\n")  # changed since: shown again
+    assert "North,12" in (await call(read, ctx, path="sales.csv")).text
+    assert "North,12" in (await call(read, path="sales.csv")).text  # a run without a briefing
 
 
 def test_briefing_shows_files_only_within_its_budget(tmp_path: Path) -> None:

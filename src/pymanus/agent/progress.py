@@ -29,9 +29,9 @@ from pymanus.agent.task_scope import FILE_NAME, SOURCE_KEEPS_FILES, source_files
 from pymanus.sandbox.streams import fit
 from pymanus.tools.builtin.code_lint import code_mistakes, undiscoverable_test
 from pymanus.tools.builtin.file_formats import format_problem
-from pymanus.tools.builtin.files import KEPT_FILES, NUMBERED_LINE, TASK_FOLDERS
+from pymanus.tools.builtin.files import KEPT_FILES, NUMBERED_LINE, SHOWN_FILES, TASK_FOLDERS
 from pymanus.tools.builtin.python import CODE_WROTE
-from pymanus.tools.builtin.workspace_scan import Snapshot, changed_files, describe_workspace, scan
+from pymanus.tools.builtin.workspace_scan import Snapshot, changed_files, describe_workspace, file_stamp, scan
 from pymanus.tools.tool import ToolContext
 
 NEXT_STEP_PROMPT = (
@@ -325,7 +325,7 @@ def uncomputed_outputs(task: str, context: ToolContext, *, code_since: float | N
         path = workspace / name
         if not name.endswith(_DATA_SUFFIXES) or name in start:
             continue  # an input the run edited holds its own numbers (a rename keeps "200 MB")
-        if name in code_wrote and _stamp(path) == code_wrote[name]:
+        if name in code_wrote and file_stamp(path) == code_wrote[name]:
             continue
         text = read_head(path)
         listed = [other for other in inputs if other in text]
@@ -375,15 +375,6 @@ _CLOCK_SLACK = 1.0
 that code wrote must not count as written before it."""
 
 
-def _stamp(path: Path) -> tuple[int, int] | None:
-    """``(mtime ns, size)`` of ``path``, as a workspace scan records them."""
-    try:
-        info = path.stat()
-    except OSError:
-        return None
-    return info.st_mtime_ns, info.st_size
-
-
 def _modified(path: Path) -> float:
     try:
         return path.stat().st_mtime
@@ -414,7 +405,9 @@ def task_message(task: str, context: ToolContext, checks: Sequence[CheckResult] 
     elif snapshot is not None and (sources := source_files(task, snapshot)):
         context.state[_ORIGINALS] = _originals(workspace, {name: snapshot[name] for name in sources})
         context.state[KEPT_FILES] = (frozenset(sources), SOURCE_KEEPS_FILES)
-    parts = [task, describe_workspace(workspace)]
+    shown: list[str] = []
+    parts = [task, describe_workspace(workspace, shown=shown)]
+    context.state[SHOWN_FILES] = {path: snapshot[path] for path in shown if snapshot and path in snapshot}
     if checks:
         parts.append("The task's checks, run now:\n" + "\n".join(c.describe(BRIEF_CHECK_CHARS) for c in checks))
     return "\n\n".join(parts)

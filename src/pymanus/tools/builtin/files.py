@@ -46,6 +46,7 @@ from pymanus.tools.builtin.file_search import (
     text_uses,
     word_uses,
 )
+from pymanus.tools.builtin.workspace_scan import file_stamp
 from pymanus.tools.tool import Tool, ToolContext
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -55,6 +56,11 @@ KEPT_FILES = "files.kept"
 """``ToolContext.state`` key: ``(paths, reason)``, workspace files (relative, ``/``-separated) that
 ``write_file`` and ``edit_file`` refuse to change this run, and why (the Manus preset keeps the
 inputs of a task that only asks a question)."""
+SHOWN_FILES = "files.shown"
+"""``ToolContext.state`` key: workspace files the run's first message showed whole, with their
+(modification time in ns, size) then; ``read_file`` of one still so says so instead of showing
+it again (reading what the first message shows was the 1.5B's first step in three tasks of ten,
+400 prompt tokens and 15 s for a 20-row CSV)."""
 TASK_FOLDERS = "files.task_folders"
 """``ToolContext.state`` key: folders the task asks for (relative, ``/``-separated) that ``write_file``
 refuses to create as files (the 1.5B wrote a file named ``tests`` for "a tests folder")."""
@@ -141,7 +147,14 @@ def file_tools(
         return real
 
     @_observed
-    def read_file(path: str, start_line: int | None = None, end_line: int | None = None, preview: bool = False) -> str:
+    def read_file(
+        path: str,
+        start_line: int | None = None,
+        end_line: int | None = None,
+        preview: bool = False,
+        *,
+        context: ToolContext,
+    ) -> str:
         """Read a text file from the workspace, with line numbers.
 
         Args:
@@ -151,6 +164,12 @@ def file_tools(
             preview: show only the first 20 rows (and, for CSV/TSV, the header's column names).
         """
         real = existing(jail, path, want="file")
+        shown = context.state.get(SHOWN_FILES, {}).get(jail.relative(real))
+        if shown is not None and start_line is None and end_line is None and shown == file_stamp(real):
+            return (
+                f"{path} is shown whole in the first message and has not changed since: use it from there "
+                "(read_file with start_line and end_line shows numbered lines)."
+            )
         if start_line is not None and start_line < 1:
             raise ToolError("start_line counts from 1; give a number of 1 or more.")
         if end_line is not None and end_line < (start_line or 1):

@@ -33,6 +33,15 @@ _PEEK_BYTES = 64_000
 """A file is read up to this size to count lines or show a CSV's columns or a JSON's shape."""
 
 
+def file_stamp(path: Path) -> tuple[int, int] | None:
+    """``(modification time in ns, size)`` of ``path``, as :func:`scan` records them (None: unreadable)."""
+    try:
+        info = path.stat()
+    except OSError:
+        return None
+    return info.st_mtime_ns, info.st_size
+
+
 def scan(root: Path, limit: int = SCAN_LIMIT) -> Snapshot | None:
     """Every regular file under ``root`` (``None`` if there are more than ``limit`` entries)."""
     found: Snapshot = {}
@@ -152,12 +161,13 @@ def empty_cells(path: str, lines: list[str]) -> dict[str, int]:
     return {name: count for name, count in counts.items() if count}
 
 
-def describe_workspace(root: Path, show_budget: int = SHOW_BUDGET) -> str:
+def describe_workspace(root: Path, show_budget: int = SHOW_BUDGET, *, shown: list[str] | None = None) -> str:
     """A short briefing on the workspace's files for the first message of a run.
 
     Names with lines or sizes, CSV columns and JSON shapes, then the text of the small
     files while they fit in ``show_budget`` characters: reading them is the first thing
-    any agent does, and one message is cheaper than a step per file.
+    any agent does, and one message is cheaper than a step per file. The paths of the
+    files shown whole are appended to ``shown``.
     """
     snapshot = scan(root)
     if snapshot is None:
@@ -175,11 +185,13 @@ def describe_workspace(root: Path, show_budget: int = SHOW_BUDGET) -> str:
     for path in paths:
         text = texts[path]
         compact = compact_json(text) if text and path.lower().endswith(".json") else None
-        shown = compact or text
-        if shown and len(shown) <= show_budget:
-            show_budget -= len(shown)
+        view = compact or text
+        if view and len(view) <= show_budget:
+            show_budget -= len(view)
             how = " (its JSON with one item per line)" if compact else ""
-            lines.append(f"\n{path}{how}:\n```\n{shown.rstrip()}\n```")
+            lines.append(f"\n{path}{how}:\n```\n{view.rstrip()}\n```")
+            if shown is not None:
+                shown.append(path)
     return "\n".join(lines)
 
 
