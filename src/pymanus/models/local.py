@@ -204,9 +204,7 @@ class LocalModel(Model):
         if key not in self._grammars:
             if len(self._grammars) >= 32:
                 self._grammars.pop(next(iter(self._grammars)))
-            self._grammars[key] = build_grammar(
-                tools, self.tool_format, max_calls, text_answer, tag_tokens=self._runtime.tag_tokens
-            )
+            self._grammars[key] = build_grammar(tools, self.tool_format, max_calls, text_answer)
         return self._grammars[key]
 
     def _prepare(

@@ -215,19 +215,11 @@ def _canonical_spacing(gbnf: str) -> str:
 
 
 def build_grammar(
-    tools: Sequence[ToolDefinition],
-    style: Literal["native", "json"],
-    max_calls: int,
-    text_answer: bool = False,
-    tag_tokens: bool = False,
+    tools: Sequence[ToolDefinition], style: Literal["native", "json"], max_calls: int, text_answer: bool = False
 ) -> str:
     """The GBNF grammar whose sentences are the valid outputs for ``tools`` in ``style``.
 
     ``text_answer`` (native only) also allows a plain-text answer that cannot start like a call.
-    ``tag_tokens`` (native only): ``<tool_call>`` and ``</tool_call>`` are special tokens of the
-    vocabulary, and the grammar asks for them as such. As text, Qwen had to spell the tag it was
-    trained to emit as one token (``<``, ``tool``, ``_call``, ``>``), and its replies then
-    differed from the prompt the template renders, which cost the prompt cache a reply per step.
     """
     from llama_cpp.llama_grammar import json_schema_to_gbnf
 
@@ -268,15 +260,12 @@ def build_grammar(
     alternatives = {**defs, "pm-tool": {"oneOf": calls}, "pm-final": final}
     schema = {"oneOf": [{"$ref": "#/$defs/pm-tool"}, {"$ref": "#/$defs/pm-final"}], "$defs": alternatives}
     rules = _with_code_rule(_canonical_spacing(json_schema_to_gbnf(json.dumps(schema))).splitlines())
-    opening, closing = (
-        (r'<tool_call> "\n"', r'"\n" </tool_call>') if tag_tokens else (r'"<tool_call>\n"', r'"\n</tool_call>"')
-    )
-    block = f"{opening} pm-tool {closing}"
+    block = r'"<tool_call>\n" pm-tool "\n</tool_call>"'
     repeated = "".join(rf' ("\n" {block}' for _ in range(max_calls - 1)) + ")?" * (max_calls - 1)
     return "\n".join(
         [
             "root ::= pm-calls"
-            + (f" | {opening} pm-final {closing}" if pseudo else "")
+            + (r' | "<tool_call>\n" pm-final "\n</tool_call>"' if pseudo else "")
             + (" | pm-answer" if text_answer else ""),
             *([r"pm-answer ::= [^<{[`\x00-\x20] [^\x00]*"] if text_answer else []),
             f"pm-calls ::= {block}{repeated}",

@@ -15,7 +15,6 @@ import atexit
 import codecs
 import contextlib
 import ctypes
-import functools
 import itertools
 import logging
 import math
@@ -201,14 +200,6 @@ class _Runtime:
     lock: threading.Lock = field(default_factory=threading.Lock)
     replies: ReplyTokens = field(default_factory=ReplyTokens)
     """The tokens of the model's replies, for :meth:`prompt_tokens`."""
-
-    @functools.cached_property
-    def tag_tokens(self) -> bool:
-        """Whether ``<tool_call>`` and ``</tool_call>`` are tokens of the vocabulary (Qwen 2.5, Hermes)."""
-        return all(
-            len(self.llm.tokenize(tag.encode(), add_bos=False, special=True)) == 1
-            for tag in ("<tool_call>", "</tool_call>")
-        )
 
     def tokenize(self, prompt: str) -> list[int]:
         """``prompt``'s tokens as the tokenizer splits it."""
@@ -497,7 +488,7 @@ def generate(
                     break
                 generated += 1
                 sampled.append(token)
-                piece = decoder.decode(llm.detokenize([token], special=True))  # <tool_call> is one
+                piece = decoder.decode(llm.detokenize([token]))
                 text += piece
                 blank_run = blank_run + 1 if piece.isspace() else 0
                 if blank_run >= MAX_BLANK_TOKENS:  # degenerate: a string that is never closed

@@ -45,22 +45,26 @@ def common_prefix(first: Sequence[int] | np.ndarray[Any, Any], second: Sequence[
 def skipped_span(
     cached: Sequence[int] | np.ndarray[Any, Any], prompt: Sequence[int] | np.ndarray[Any, Any], start: int
 ) -> tuple[int, int]:
-    """``(gap, kept)``: from ``start``, ``prompt`` goes on with the ``kept`` cached tokens after ``gap`` of them.
+    """``(gap, kept)``: from ``start``, ``prompt`` goes on with all the cached tokens after ``gap`` of them.
 
     ``cached`` is head + reminder + reply, ``prompt`` head + reply + tool result; ``start``
-    is where they part. ``(0, 0)`` when fewer than :data:`MIN_SHIFTED` tokens would be kept.
+    is where they part, and the ``kept`` tokens run to the end of the cache: only the reply
+    just generated is kept, never a piece from the middle of another conversation that shared
+    the context. ``(0, 0)`` when there is no such span or it would keep fewer than
+    :data:`MIN_SHIFTED` tokens.
     """
     import numpy as np
 
     if start >= len(prompt) or start >= len(cached) - MIN_SHIFTED:
         return 0, 0
     tail, rest = np.asarray(cached[start + 1 :]), np.asarray(prompt[start:])
-    best_gap, best_kept = 0, 0
     for offset in np.nonzero(tail == rest[0])[0]:
-        kept = common_prefix(tail[offset:], rest)
-        if kept > best_kept:
-            best_gap, best_kept = int(offset) + 1, kept
-    return (best_gap, best_kept) if best_kept >= MIN_SHIFTED else (0, 0)
+        kept = len(tail) - int(offset)
+        if kept < MIN_SHIFTED:
+            break
+        if common_prefix(tail[offset:], rest) == kept:
+            return int(offset) + 1, kept
+    return 0, 0
 
 
 class ReplyTokens:
