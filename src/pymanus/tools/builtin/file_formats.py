@@ -121,10 +121,15 @@ def format_warning(name: str, text: str) -> str:
     return f"Warning: {problem}. Fix it before using the file." if problem else ""
 
 
+def _module_names(name: str) -> tuple[str, str]:
+    """The module file ``name``'s own name and its dotted name from the workspace root (cli, weather.cli)."""
+    parts = name.removesuffix(".py").split("/")
+    return parts[-1], ".".join(parts)
+
+
 def self_import(name: str, text: str) -> str | None:
     """``"textutils.py imports itself ..."`` when a module imports its own names (a circular import)."""
-    parts = name.removesuffix(".py").split("/")
-    stem, dotted = parts[-1], ".".join(parts)  # dotted: the name from the workspace root (weather.cli)
+    stem, dotted = _module_names(name)
     for node in ast.walk(ast.parse(text)):
         if isinstance(node, ast.ImportFrom) and node.level == 1:  # from .cli import main, from . import cli
             own = node.module == stem or (node.module is None and any(alias.name == stem for alias in node.names))
@@ -155,8 +160,8 @@ def redundant_self_imports(name: str, new_text: str, module_text: str) -> tuple[
     function they added, again after being told; the module defines the names anyway, so the
     line is dropped (and the tools say so). Returns the text and the dropped lines.
     """
-    parts = name.removesuffix(".py").split("/")
-    own = {parts[-1], ".".join(parts), f".{parts[-1]}"}
+    stem, dotted = _module_names(name)
+    own = {stem, dotted, f".{stem}"}
     defined = {first or second for first, second in _TOP_LEVEL_NAME.findall(module_text)}
     kept, dropped = [], []
     for line in new_text.splitlines(keepends=True):
