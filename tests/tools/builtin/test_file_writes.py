@@ -241,3 +241,25 @@ async def test_a_setup_script_written_as_pyproject_toml_gets_the_toml_it_means(
     assert tomllib.loads(fixed) == {"project": {"name": "weather", "version": "0.1.0"}}
     other = await call(tools["write_file"], path="pyproject.toml", content="name weather\n")
     assert "setup.py" not in other.text  # not a setup() call: only the parse error
+
+
+async def test_lines_new_text_repeats_next_to_old_text_are_replaced_not_written_twice(
+    tools: dict[str, Tool], jail: PathJail
+) -> None:
+    # add_function: the 1.5B gave the body line as old_text and the def line plus the new body as new_text.
+    original = "def word_count(text):\n    return len(text.split())\n\n\ndef slugify(title):\n    return title\n"
+    (jail.root / "textutils.py").write_text(original)
+    result = await call(
+        tools["edit_file"],
+        path="textutils.py",
+        old_text="return title",
+        new_text="def slugify(title):\n    return title.lower()",
+    )
+    assert not result.is_error and "Warning" not in result.text
+    assert result.text.endswith(
+        "Note: new_text repeats line 5 of textutils.py, the line next to old_text, so it was replaced, "
+        "not written twice."
+    )
+    assert (jail.root / "textutils.py").read_text() == original.replace("return title\n", "return title.lower()\n")
+    undone = await call(tools["edit_file"], path="textutils.py", undo=True)
+    assert not undone.is_error and (jail.root / "textutils.py").read_text() == original

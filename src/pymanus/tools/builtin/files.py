@@ -12,7 +12,6 @@ set of tools has its own, shared by ``write_file`` and ``edit_file``.
 from __future__ import annotations
 
 import csv
-import difflib
 import functools
 import os
 import re
@@ -45,6 +44,16 @@ from pymanus.tools.builtin.file_search import (
     list_tree,
     text_uses,
     word_uses,
+)
+from pymanus.tools.builtin.text_edits import (
+    insert_lines,
+    new_definitions,
+    not_found,
+    replace_every,
+    replace_once,
+    restated_context,
+    restated_note,
+    same_line_endings,
 )
 from pymanus.tools.builtin.workspace_scan import file_stamp
 from pymanus.tools.tool import Tool, ToolContext
@@ -274,29 +283,32 @@ def file_tools(
                 f"with path {path!r} and its whole content."
             )
         text = before or ""  # adding lines to a file that does not exist yet creates it
-        if old_text and _same_line_endings(text, old_text, new_text)[0] not in text:
+        if old_text and same_line_endings(text, old_text, new_text)[0] not in text:
             raise ToolError(
-                _not_found(path, text, old_text) + _new_definitions(path, text, new_text) + _holders(old_text, path)
+                not_found(path, text, old_text) + new_definitions(path, text, new_text) + _holders(old_text, path)
             )
         dropped_imports: list[str] = []
         if path.endswith(".py"):
             new_text, dropped_imports = redundant_self_imports(path, new_text, f"{text}\n{new_text}")
             if dropped_imports and not new_text.strip():
                 raise ToolError(f"{path} is unchanged: {dropped_imports_note(path, dropped_imports)}.")
+        restated: list[int] = []
+        if old_text and not replace_all:
+            old_text, restated = restated_context(text, old_text, new_text)
         if old_text and old_text == new_text:
             raise ToolError(
                 "old_text and new_text are the same, so this edit would change nothing. old_text is the text "
                 "the file has now; new_text is what replaces it."
             )
         if replace_all:
-            updated, count = _replace_every(path, text, old_text, new_text)
+            updated, count = replace_every(path, text, old_text, new_text)
             report = f"Edited {path}: replaced {count} occurrence{'s' * (count != 1)} of the old_text."
         else:
             if old_text:
-                updated, first_line = _replace_once(path, text, old_text, new_text)
+                updated, first_line = replace_once(path, text, old_text, new_text)
             else:
                 after = len(text.splitlines()) if insert_line is None else insert_line
-                updated, first_line = _insert(path, text, after, new_text)
+                updated, first_line = insert_lines(path, text, after, new_text)
             changed = max(len(new_text.splitlines()), 1)
             verb = "Edited" if before is not None else "Created"
             report = f"{verb} {path}. Lines {first_line}-{first_line + changed - 1} now read:\n" + _snippet(
@@ -308,6 +320,8 @@ def file_tools(
         remember(real, None if before is None else before.encode("utf-8"))
         if dropped_imports:
             report += f"\nNote: {dropped_imports_note(path, dropped_imports)}."
+        if restated:
+            report += f"\nNote: {restated_note(path, restated)}"
         return report + (_elsewhere(old_text, real) if old_text else "") + _format_note(path, updated)
 
     def _elsewhere(old_text: str, edited: Path) -> str:
@@ -501,82 +515,6 @@ def _preview(path: str, real: Path, handle: Any, size: int) -> str:
             f"{', '.join(header)}. Data rows start at line 2."
         )
     return text + "\n" + "\n".join(rows)
-
-
-# -- editing -----------------------------------------------------------------------------
-def _same_line_endings(text: str, old: str, new: str) -> tuple[str, str]:
-    """``old`` and ``new`` with Windows line endings when that is how ``text`` has them."""
-    if "\r\n" in text and old not in text and old.replace("\n", "\r\n") in text:
-        return old.replace("\n", "\r\n"), new.replace("\n", "\r\n")
-    return old, new
-
-
-def _replace_once(path: str, text: str, old: str, new: str) -> tuple[str, int]:
-    old, new = _same_line_endings(text, old, new)
-    count = text.count(old)  # at least one: change() checked that old_text occurs
-    if count > 1:
-        lines: list[str] = []
-        position = text.find(old)
-        while position >= 0 and len(lines) < 10:
-            lines.append(str(text.count("\n", 0, position) + 1))
-            position = text.find(old, position + 1)
-        raise ToolError(
-            f"old_text occurs {count} times in {path} (at lines {', '.join(lines)}). Include more of the "
-            "surrounding lines to make it unique, or set replace_all to true to replace every occurrence."
-        )
-    start = text.index(old)
-    return text[:start] + new + text[start + len(old) :], text.count("\n", 0, start) + 1
-
-
-def _not_found(path: str, text: str, old: str) -> str:
-    """old_text is not in the file: say so, with the closest line."""
-    probe = next((line.strip() for line in old.splitlines() if line.strip()), old.strip())
-    file_lines = text.splitlines()
-    stripped = [line.strip() for line in file_lines]
-    close = difflib.get_close_matches(probe, stripped, n=1, cutoff=0.4)
-    hint = ""
-    if close:
-        number = stripped.index(close[0]) + 1
-        hint = f" The closest line is {number}: {file_lines[number - 1]!r}."
-    return (
-        f"old_text was not found in {path}.{hint} It must match exactly, including spaces and indentation; "
-        "read_file the lines and copy the text exactly."
-    )
-
-
-_DEFINITION = re.compile(r"^\s*(?:async\s+)?(?:def|class)\s+(\w+)", re.MULTILINE)
-
-
-def _new_definitions(path: str, text: str, new: str) -> str:
-    """When ``new`` defines functions or classes the file lacks, how to add them: the 1.5B gave the name of
-    the function it meant to add as old_text, then repeated that edit."""
-    added = [name for name in dict.fromkeys(_DEFINITION.findall(new)) if name not in _DEFINITION.findall(text)]
-    if not added:
-        return ""
-    names = ", ".join(f"`{name}`" for name in added)
-    return (
-        f" new_text defines {names}, which {path} does not define yet: to add new code after its last line, "
-        'call edit_file with an empty old_text ("").'
-    )
-
-
-def _replace_every(path: str, text: str, old: str, new: str) -> tuple[str, int]:
-    """Every occurrence replaced: the new text and the count."""
-    old, new = _same_line_endings(text, old, new)
-    return text.replace(old, new), text.count(old)
-
-
-def _insert(path: str, text: str, after: int, new: str) -> tuple[str, int]:
-    lines = text.splitlines(keepends=True)
-    if not 0 <= after <= len(lines):
-        raise ToolError(f"insert_line must be between 0 and {len(lines)} (the number of lines in {path}).")
-    if not new:
-        raise ToolError(f"new_text is empty: give the lines to insert after line {after} of {path}.")
-    if not new.endswith("\n"):
-        new += "\n"
-    if after == len(lines) and lines and not lines[-1].endswith("\n"):
-        lines[-1] += "\n"
-    return "".join([*lines[:after], new, *lines[after:]]), after + 1
 
 
 def _snippet(text: str, first: int, count: int, context: int = 3) -> str:
