@@ -15,6 +15,7 @@ from pymanus.tools.builtin.code_lint import (
     prints_only_literals,
     redefined_function,
     regex_in_replace,
+    session_definitions,
     shallow_listing,
     undiscoverable_test,
 )
@@ -213,3 +214,35 @@ def test_definitions_meant_to_repeat_are_fine(source: str) -> None:
 )
 def test_code_that_only_prints_typed_values_is_recognised(source: str, only_literals: bool) -> None:
     assert prints_only_literals(source) is only_literals
+
+
+def test_a_block_redefining_a_workspace_modules_function_names_the_module(tmp_path: Path) -> None:
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "stats.py").write_text("def median(values):\n    return values[0]\n")
+    code = "import statistics\n\nclass Helper:\n    pass\n\ndef median(values):\n    return 0\n\nprint(median([1]))"
+    assert session_definitions(code, tmp_path) == (
+        "line 6 defines `median` in this Python session only: pkg/stats.py keeps its own `median`, and code that "
+        "imports it from there (its tests) still gets that one; to change it, edit pkg/stats.py (edit_file)"
+    )
+
+
+def test_a_block_that_only_defines_new_functions_says_no_file_has_them(tmp_path: Path) -> None:
+    code = '"""Helpers."""\nimport re\n\ndef slugify(title):\n    return title\n\nclass Slug:\n    pass\n'
+    assert session_definitions(code, tmp_path) == (
+        "line 4 defines `slugify`, `Slug` in this Python session only, and the code runs nothing: no workspace file "
+        "has it, so a module or test that imports it will not find it. To add it to a module, write it in that .py "
+        "file (edit_file with an empty old_text adds code after the last line)"
+    )
+
+
+@pytest.mark.parametrize(
+    "code",
+    [
+        "def slugify(title):\n    return title\n\nprint(slugify('A'))",  # defines and runs: trying it out
+        "print(1)",  # defines nothing
+        "def broken(:",  # does not parse
+    ],
+)
+def test_blocks_that_run_what_they_define_or_define_nothing_get_no_session_note(code: str, tmp_path: Path) -> None:
+    (tmp_path / "textutils.py").write_text("def word_count(text):\n    return 0\n")
+    assert session_definitions(code, tmp_path) is None

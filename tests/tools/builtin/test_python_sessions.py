@@ -381,6 +381,24 @@ async def test_code_listing_a_folder_with_nested_files_gets_a_note(runner: Pytho
     )
 
 
+async def test_code_defining_a_workspace_modules_function_again_gets_a_note(runner: PythonRunner) -> None:
+    # fix_failing_test: the 1.5B "fixed" median by redefining it in a block, and stats.py kept its bug.
+    (runner.sandbox.workspace / "stats.py").write_text("def median(values):\n    return values[0]\n")
+    code = (
+        "from stats import median\n\ndef median(values):\n    return sorted(values)[len(values) // 2]\n\n"
+        "print(median([3, 1, 2]))"
+    )
+    result = await call(runner.tool, code)
+    assert result.text.startswith("2")
+    assert result.text.endswith(
+        "Note: your code's line 3 defines `median` in this Python session only: stats.py keeps its own `median`, "
+        "and code that imports it from there (its tests) still gets that one; to change it, edit stats.py "
+        "(edit_file)."
+    )
+    only = await call(runner.tool, "def slugify(title):\n    return title.lower()")
+    assert "line 1 defines `slugify` in this Python session only, and the code runs nothing" in only.text
+
+
 async def test_selecting_a_column_the_code_made_the_index_gets_a_note(runner: PythonRunner) -> None:
     (runner.sandbox.workspace / "orders.csv").write_text("order_id,amount\n5001,9.5\n")
     code = "import pandas as pd\norders = pd.read_csv('orders.csv', index_col='order_id')\nprint(orders[['order_id']])"

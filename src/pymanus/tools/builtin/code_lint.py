@@ -12,6 +12,8 @@ import itertools
 import re
 from pathlib import Path, PurePosixPath
 
+from pymanus.tools.builtin.workspace_scan import defining_module
+
 _REGEX_LIKE = re.compile(r"\[\^?[^\]]*(?:\w-\w|\\[wdsWDS])[^\]]*\]|\\[sdwSDWb]|\.[*+]|\(\?")
 """A character class with a range or class escape (``[^a-z0-9]``, not a checkbox's ``[ ]``), an escape
 such as ``\\s``, ``.*`` or ``(?``: text meant as a regular expression."""
@@ -265,6 +267,46 @@ def _file_in_subfolder(workspace: Path, folder: str) -> str | None:
             if (path := next(found, None)) is not None:
                 return path.relative_to(root).as_posix()
     return None
+
+
+def session_definitions(source: str, workspace: Path) -> str | None:
+    """What code that defines functions or classes in the python tool's session misses: no file changes.
+
+    Asked to fix ``median`` in stats.py, the 1.5B redefined ``median`` in a block and ran the
+    tests there (stats.py kept its bug); asked to add ``slugify`` to textutils.py, it ran a
+    block that only defined ``slugify``, then monkeypatched the module. A definition a
+    workspace module also has is named with that module; a block of definitions and nothing
+    else is named too (it ran nothing, and its functions are no file's).
+    """
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError):
+        return None
+    defined = [node for node in tree.body if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef)]
+    for node in defined:
+        if (home := defining_module(workspace, node.name)) is not None:
+            module = f"{home.replace('.', '/')}.py"
+            return (
+                f"line {node.lineno} defines `{node.name}` in this Python session only: {module} keeps its own "
+                f"`{node.name}`, and code that imports it from there (its tests) still gets that one; to change "
+                f"it, edit {module} (edit_file)"
+            )
+    if not defined or any(not _defines_only(node) for node in tree.body):
+        return None
+    names = ", ".join(f"`{node.name}`" for node in defined)
+    return (
+        f"line {defined[0].lineno} defines {names} in this Python session only, and the code runs nothing: no "
+        "workspace file has it, so a module or test that imports it will not find it. To add it to a module, "
+        "write it in that .py file (edit_file with an empty old_text adds code after the last line)"
+    )
+
+
+def _defines_only(statement: ast.stmt) -> bool:
+    """Whether a top-level statement only defines or imports (a docstring and ``pass`` do nothing either)."""
+    if isinstance(statement, ast.Expr):
+        return isinstance(statement.value, ast.Constant)
+    kinds = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Import, ast.ImportFrom, ast.Pass)
+    return isinstance(statement, kinds)
 
 
 _TEST_FUNCTION = re.compile(r"^\s*(?:async\s+)?def test\w*\(", re.MULTILINE)

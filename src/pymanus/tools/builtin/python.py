@@ -36,7 +36,13 @@ from pymanus.errors import PathEscapeError
 from pymanus.models.base import PYTHON_SOURCE
 from pymanus.sandbox import PathJail, Sandbox
 from pymanus.sandbox.streams import fit
-from pymanus.tools.builtin.code_lint import code_mistakes, index_column_key, prints_only_literals, shallow_listing
+from pymanus.tools.builtin.code_lint import (
+    code_mistakes,
+    index_column_key,
+    prints_only_literals,
+    session_definitions,
+    shallow_listing,
+)
 from pymanus.tools.builtin.code_repair import repair
 from pymanus.tools.builtin.keyword_aliases import rename_keywords
 from pymanus.tools.builtin.python_commands import PythonCommand, split_commands
@@ -181,7 +187,12 @@ class PythonRunner:
             content="\n\n".join(filter(None, [text, written])), is_error=any(r.is_error for r in results)
         )
         ran = repair(body)[0]  # the code as it ran: chained blocks unfolded
-        found = [shallow_listing(ran, self.sandbox.workspace), index_column_key(ran, text) if result.is_error else None]
+        workspace = self.sandbox.workspace
+        found = [
+            shallow_listing(ran, workspace),
+            session_definitions(ran, workspace),
+            index_column_key(ran, text) if result.is_error else None,
+        ]
         for mistake in [*code_mistakes(ran), *filter(None, found)]:
             result = result.model_copy(update={"content": f"{result.text}\n\nNote: your code's {mistake}."})
         if renamed:
