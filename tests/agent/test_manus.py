@@ -263,6 +263,27 @@ async def test_a_report_of_typed_numbers_is_sent_back_for_a_small_model(tmp_path
     assert "report.md was written without running any code, but its values come from sales.csv" in sent_back
 
 
+def test_typed_output_of_a_script_the_run_wrote_is_sent_back_with_the_command_that_saves_it(tmp_path: Path) -> None:
+    # squares_script: the 1.5B typed squares.txt, then typed it again when told no code computed it.
+    context = ToolContext(run_id="r", workspace=tmp_path)
+    task = "Write squares.py that prints the squares of 1 to 10, run it, and save what it prints to squares.txt"
+    progress.task_message(task, context)
+    (tmp_path / "squares.txt").write_text("\n".join(str(n * n) for n in range(1, 11)))
+    alone = missing_outputs(task, "Done.", context, uncomputed=True)
+    assert alone is not None and "squares.txt holds numbers that are in no input and no code computed" in alone
+    assert "python squares.py" not in alone  # no script to run yet
+    (tmp_path / "squares.py").write_text("for n in range(1, 11):\n    print(n * n)\n")
+    problem = missing_outputs(task, "Done.", context, uncomputed=True)
+    assert (
+        problem is not None
+        and (
+            "squares.txt holds numbers that are in no input and no code computed (16, 25, 36); if it is what "
+            "squares.py prints, save that instead: call python with the code `python squares.py > squares.txt`"
+        )
+        in problem
+    )
+
+
 def test_uncomputed_outputs_are_checked_only_when_asked_and_no_code_ran(tmp_path: Path) -> None:
     context = ToolContext(run_id="r", workspace=tmp_path)
     (tmp_path / "notes.txt").write_text("North sold 10.50 and South 5.25.\n")

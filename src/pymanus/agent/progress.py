@@ -362,7 +362,15 @@ def uncomputed_outputs(task: str, context: ToolContext, *, code_since: float | N
             )
         elif unknown := [n for n in _NUMBER.findall(text) if _value(n) not in known]:
             shown = ", ".join(dict.fromkeys(unknown[:3]))
-            problems.append(f"{name} holds numbers that are in no input and no code computed ({shown})")
+            problem = f"{name} holds numbers that are in no input and no code computed ({shown})"
+            # "Write squares.py ..., run it, and save what it prints to squares.txt": the 1.5B typed
+            # squares.txt, and typed it again when told its numbers were computed by no code.
+            if script := next((other for other in written if other.endswith(".py")), None):
+                problem += (
+                    f"; if it is what {script} prints, save that instead: call python with the code "
+                    f"`python {script} > {name}`"
+                )
+            problems.append(problem)
     return problems
 
 
