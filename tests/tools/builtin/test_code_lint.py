@@ -246,3 +246,12 @@ def test_a_block_that_only_defines_new_functions_says_no_file_has_them(tmp_path:
 def test_blocks_that_run_what_they_define_or_define_nothing_get_no_session_note(code: str, tmp_path: Path) -> None:
     (tmp_path / "textutils.py").write_text("def word_count(text):\n    return 0\n")
     assert session_definitions(code, tmp_path) is None
+
+
+def test_a_lambda_bound_to_a_name_counts_as_a_definition(tmp_path: Path) -> None:
+    (tmp_path / "textutils.py").write_text("slugify = lambda title: title\n")
+    note = session_definitions("from textutils import slugify\nslugify = lambda title: title.lower()", tmp_path)
+    assert note is not None and note.startswith("line 2 defines `slugify` in this Python session only: textutils.py")
+    alone = session_definitions("to_upper = lambda text: text.upper()", tmp_path)
+    assert alone is not None and alone.startswith("line 1 defines `to_upper` in this Python session only, and")
+    assert session_definitions("a = b = lambda text: text", tmp_path) is None  # two names: not a definition

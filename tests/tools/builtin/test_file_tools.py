@@ -173,7 +173,10 @@ async def test_an_edit_that_adds_a_definition_after_missing_text_says_how_to_add
     assert changed.is_error and "does not define yet" not in changed.text
     added = await call(tools["edit_file"], path="textutils.py", old_text="", new_text=new)
     assert not added.is_error and "def slugify" in (jail.root / "textutils.py").read_text()
-    twice = await call(tools["edit_file"], path="textutils.py", old_text="", new_text=new)
+    same = await call(tools["edit_file"], path="textutils.py", old_text="", new_text=new)
+    assert same.is_error and "it already has this code, from line 3" in same.text
+    other = new.replace("lower()", "upper()")
+    twice = await call(tools["edit_file"], path="textutils.py", old_text="", new_text=other)
     assert twice.text.endswith(
         "Warning: textutils.py line 5 defines `slugify` again (line 3 defines it too); Python keeps only the last "
         "definition, so keep one (the right one) and remove the other."

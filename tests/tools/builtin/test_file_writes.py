@@ -263,3 +263,22 @@ async def test_lines_new_text_repeats_next_to_old_text_are_replaced_not_written_
     assert (jail.root / "textutils.py").read_text() == original.replace("return title\n", "return title.lower()\n")
     undone = await call(tools["edit_file"], path="textutils.py", undo=True)
     assert not undone.is_error and (jail.root / "textutils.py").read_text() == original
+
+
+async def test_adding_code_a_module_already_has_is_refused(tools: dict[str, Tool], jail: PathJail) -> None:
+    # add_function: each time its check failed, the 1.5B added the same line to the end of the module again.
+    original = "def word_count(text):\n    return len(text.split())\n\nslugify = lambda title: title.lower()\n"
+    (jail.root / "textutils.py").write_text(original)
+    again = "from textutils import slugify\nslugify = lambda title: title.lower()"
+    result = await call(tools["edit_file"], path="textutils.py", old_text="", new_text=again)
+    assert result.is_error and result.text.startswith(
+        "textutils.py is unchanged: it already has this code, from line 4; adding it again would only repeat it."
+    )
+    assert (jail.root / "textutils.py").read_text() == original
+    inserted = await call(tools["edit_file"], path="textutils.py", old_text="", new_text="\ndef word_count(text):\n")
+    assert inserted.is_error and "from line 1" in inserted.text
+    other = await call(tools["edit_file"], path="textutils.py", old_text="", new_text="slugify = str.lower\n")
+    assert not other.is_error  # new code is added
+    (jail.root / "notes.md").write_text("- milk\n")
+    listed = await call(tools["edit_file"], path="notes.md", old_text="", new_text="- milk\n")
+    assert not listed.is_error  # a repeated line of text may be meant

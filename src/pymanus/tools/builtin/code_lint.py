@@ -282,31 +282,40 @@ def session_definitions(source: str, workspace: Path) -> str | None:
         tree = ast.parse(source)
     except (SyntaxError, ValueError):
         return None
-    defined = [node for node in tree.body if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef)]
-    for node in defined:
-        if (home := defining_module(workspace, node.name)) is not None:
+    defined = [(node, name) for node in tree.body if (name := _defined_name(node))]
+    for node, name in defined:
+        if (home := defining_module(workspace, name)) is not None:
             module = f"{home.replace('.', '/')}.py"
             return (
-                f"line {node.lineno} defines `{node.name}` in this Python session only: {module} keeps its own "
-                f"`{node.name}`, and code that imports it from there (its tests) still gets that one; to change "
+                f"line {node.lineno} defines `{name}` in this Python session only: {module} keeps its own "
+                f"`{name}`, and code that imports it from there (its tests) still gets that one; to change "
                 f"it, edit {module} (edit_file)"
             )
-    if not defined or any(not _defines_only(node) for node in tree.body):
+    if not defined or any(not (_defined_name(node) or _imports(node)) for node in tree.body):
         return None
-    names = ", ".join(f"`{node.name}`" for node in defined)
+    names = ", ".join(f"`{name}`" for _, name in defined)
     return (
-        f"line {defined[0].lineno} defines {names} in this Python session only, and the code runs nothing: no "
+        f"line {defined[0][0].lineno} defines {names} in this Python session only, and the code runs nothing: no "
         "workspace file has it, so a module or test that imports it will not find it. To add it to a module, "
         "write it in that .py file (edit_file with an empty old_text adds code after the last line)"
     )
 
 
-def _defines_only(statement: ast.stmt) -> bool:
-    """Whether a top-level statement only defines or imports (a docstring and ``pass`` do nothing either)."""
+def _defined_name(statement: ast.stmt) -> str | None:
+    """The name a top-level ``def``, ``class`` or ``name = lambda ...`` defines."""
+    if isinstance(statement, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+        return statement.name
+    if isinstance(statement, ast.Assign) and isinstance(statement.value, ast.Lambda):
+        target = statement.targets[0]
+        return target.id if len(statement.targets) == 1 and isinstance(target, ast.Name) else None
+    return None
+
+
+def _imports(statement: ast.stmt) -> bool:
+    """Whether a top-level statement only imports or does nothing (a docstring, ``pass``)."""
     if isinstance(statement, ast.Expr):
         return isinstance(statement.value, ast.Constant)
-    kinds = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Import, ast.ImportFrom, ast.Pass)
-    return isinstance(statement, kinds)
+    return isinstance(statement, ast.Import | ast.ImportFrom | ast.Pass)
 
 
 _TEST_FUNCTION = re.compile(r"^\s*(?:async\s+)?def test\w*\(", re.MULTILINE)

@@ -49,6 +49,7 @@ from pymanus.tools.builtin.text_edits import (
     insert_lines,
     new_definitions,
     not_found,
+    present_lines,
     replace_every,
     replace_once,
     restated_context,
@@ -295,6 +296,11 @@ def file_tools(
         restated: list[int] = []
         if old_text and not replace_all:
             old_text, restated = restated_context(text, old_text, new_text)
+        if not old_text and path.endswith(".py") and (line := present_lines(text, new_text)):
+            raise ToolError(
+                f"{path} is unchanged: it already has this code, from line {line}; adding it again would only "
+                "repeat it. To change that code, give its lines as old_text and the fixed lines as new_text."
+            )
         if old_text and old_text == new_text:
             raise ToolError(
                 "old_text and new_text are the same, so this edit would change nothing. old_text is the text "
