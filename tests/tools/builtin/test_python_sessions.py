@@ -173,6 +173,12 @@ async def test_edit_file_helper_replaces_text(once: Tool, sandbox: Sandbox) -> N
     assert (sandbox.workspace / "cart.py").read_text() == "from pricing import compute_total\nx = compute_total([])\n"
     missing = await call(once, "edit_file('cart.py', 'calc_tot', 'x')")
     assert missing.is_error and "old_text 'calc_tot' was not found in cart.py" in missing.text
+    # rename_function: a loop over every file stopped at the first one without the old name.
+    (sandbox.workspace / "main.py").write_text("print(calc_tot([]))\n")
+    loop = "for name in ('cart.py', 'main.py'):\n    edit_file(name, 'calc_tot', 'compute_total', replace_all=True)"
+    renamed = await call(once, loop)
+    assert not renamed.is_error and "cart.py has no 'calc_tot': left as it is" in renamed.text
+    assert (sandbox.workspace / "main.py").read_text() == "print(compute_total([]))\n"
     assert "edit_file(path, old_text, new_text, replace_all=False)" in once.description
 
 

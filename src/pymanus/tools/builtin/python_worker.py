@@ -107,9 +107,16 @@ def write_file(path: str, content: object) -> None:
 
 
 def edit_file(path: str, old_text: str, new_text: str, replace_all: bool = False) -> None:
-    """Replace ``old_text`` (once, or everywhere with ``replace_all``) in a file, and say so."""
+    """Replace ``old_text`` (once, or everywhere with ``replace_all``) in a file, and say so.
+
+    With ``replace_all`` a file without ``old_text`` is no error: renames loop over every file,
+    and the 1.5B's loop stopped at the first file that did not use the old name.
+    """
     text = read_file(path)
     count = text.count(old_text) if old_text else 0
+    if count == 0 and replace_all and old_text:
+        print(f"{path} has no {old_text!r}: left as it is")
+        return
     if count == 0:
         raise ValueError(f"old_text {old_text!r} was not found in {path}")
     if count > 1 and not replace_all:
