@@ -238,8 +238,10 @@ def test_a_list_of_files_outside_the_folder_the_task_is_about_is_sent_back(tmp_p
     ]
     (tmp_path / "todo_files.txt").write_text("todo_files.txt\nsrc/app/main.py\n")
     assert table_problems(TODO_TASK, context) == [
-        "todo_files.txt lists itself: list only the files the task asks about"
+        "todo_files.txt lists itself (line 1): leave that line out, and keep the other 1"
     ]
+    (tmp_path / "todo_files.txt").write_text("todo_files.txt\n")
+    assert table_problems(TODO_TASK, context) == ["todo_files.txt lists itself (line 1): leave that line out"]
     for fine in ("src/app/main.py\n", "app/main.py\n", "No file has a TODO.\n"):
         (tmp_path / "todo_files.txt").write_text(fine)
         assert table_problems(TODO_TASK, context) == [], fine

@@ -175,7 +175,9 @@ def _paths_out_of_scope(task: str, workspace: Path, written: Sequence[str]) -> l
         files = [path for path in listed if is_file(workspace / path)]
         outside = [path for path in files if folder and not path.startswith(f"{folder}/")]
         if name in files:
-            problems.append(f"{name} lists itself: list only the files the task asks about")
+            # Told only "lists itself", the 1.5B typed every workspace file in place of its computed list.
+            others = f", and keep the other {len(listed) - 1}" if len(listed) > 1 else ""
+            problems.append(f"{name} lists itself (line {listed.index(name) + 1}): leave that line out{others}")
         elif outside:
             problems.append(
                 f"{name} lists {', '.join(outside[:3])}, which {'is' if len(outside) == 1 else 'are'} not under "
