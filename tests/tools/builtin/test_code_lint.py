@@ -15,6 +15,7 @@ from pymanus.tools.builtin.code_lint import (
     prints_only_literals,
     redefined_function,
     regex_in_replace,
+    rereads_output,
     session_definitions,
     shallow_listing,
     undiscoverable_test,
@@ -255,3 +256,37 @@ def test_a_lambda_bound_to_a_name_counts_as_a_definition(tmp_path: Path) -> None
     alone = session_definitions("to_upper = lambda text: text.upper()", tmp_path)
     assert alone is not None and alone.startswith("line 1 defines `to_upper` in this Python session only, and")
     assert session_definitions("a = b = lambda text: text", tmp_path) is None  # two names: not a definition
+
+
+MERGE_AGAIN = (
+    "import pandas as pd\n"
+    "orders = pd.read_csv('./merged.csv')\n"
+    "customers = pd.read_csv('customers.csv')\n"
+    "merged = pd.merge(orders, customers, on='customer_id')\n"
+    "merged.to_csv('merged.csv', index=False)\n"
+)
+
+
+def test_code_combining_its_earlier_output_with_inputs_into_that_output_is_named() -> None:
+    assert rereads_output(MERGE_AGAIN, {"merged.csv"}) == (
+        "line 2 reads merged.csv, which earlier code of this run wrote, then writes it again: it starts from that "
+        "output, which already holds what the inputs gave it; to compute merged.csv again, read the input files only"
+    )
+    with_open = (
+        "rows = open('out.txt').read() + open('in.txt').read()\nwith open('out.txt', mode='w') as f:\n    f.write(rows)"
+    )
+    assert rereads_output(with_open, {"out.txt"}) is not None
+
+
+@pytest.mark.parametrize(
+    ("code", "earlier"),
+    [
+        (MERGE_AGAIN, set()),  # merged.csv is an input the task gave, or written by hand
+        (MERGE_AGAIN.replace("to_csv('merged.csv'", "to_csv('other.csv'"), {"merged.csv"}),  # not written again
+        ("df = pd.read_csv('merged.csv')\ndf[['a', 'b']].to_csv('merged.csv')", {"merged.csv"}),  # changes it alone
+        ("text = read_file('report.md')\nwrite_file('report.md', text + '\\n| Total | 3 |')", {"report.md"}),
+        ("open(name).read()\nopen(name, 'w')", {"merged.csv"}),  # no literal paths
+    ],
+)
+def test_code_that_does_not_combine_its_output_with_inputs_gets_no_note(code: str, earlier: set[str]) -> None:
+    assert rereads_output(code, earlier) is None

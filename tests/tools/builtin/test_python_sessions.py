@@ -405,6 +405,28 @@ async def test_code_defining_a_workspace_modules_function_again_gets_a_note(runn
     assert "line 1 defines `slugify` in this Python session only, and the code runs nothing" in only.text
 
 
+async def test_code_that_merges_its_own_output_again_gets_a_note(runner: PythonRunner) -> None:
+    # merge_csv: told to reorder merged.csv's columns, the 1.5B merged merged.csv with the customers again.
+    workspace = runner.sandbox.workspace
+    (workspace / "orders.csv").write_text("order_id,customer_id\n1,7\n")
+    (workspace / "customers.csv").write_text("customer_id,name\n7,Ana\n")
+    merge = (
+        "import csv\nrows = list(csv.reader(open('{source}')))\nnames = list(csv.reader(open('customers.csv')))\n"
+        "with open('merged.csv', 'w') as f:\n    f.write(str(rows + names))"
+    )
+    context = ToolContext(run_id="merge", workspace=workspace)
+
+    async def run(code: str) -> ToolResult:
+        return await runner.tool.run(runner.tool.validate({"code": code}), context)
+
+    first = await run(merge.format(source="orders.csv"))
+    assert not first.is_error and "Note:" not in first.text
+    again = await run(merge.format(source="merged.csv"))
+    assert (
+        "Note: your code's line 2 reads merged.csv, which earlier code of this run wrote, then writes it" in again.text
+    )
+
+
 async def test_selecting_a_column_the_code_made_the_index_gets_a_note(runner: PythonRunner) -> None:
     (runner.sandbox.workspace / "orders.csv").write_text("order_id,amount\n5001,9.5\n")
     code = "import pandas as pd\norders = pd.read_csv('orders.csv', index_col='order_id')\nprint(orders[['order_id']])"

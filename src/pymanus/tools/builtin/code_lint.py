@@ -10,6 +10,7 @@ from __future__ import annotations
 import ast
 import itertools
 import re
+from collections.abc import Collection
 from pathlib import Path, PurePosixPath
 
 from pymanus.tools.builtin.workspace_scan import defining_module
@@ -316,6 +317,59 @@ def _imports(statement: ast.stmt) -> bool:
     if isinstance(statement, ast.Expr):
         return isinstance(statement.value, ast.Constant)
     return isinstance(statement, ast.Import | ast.ImportFrom | ast.Pass)
+
+
+def rereads_output(source: str, earlier_outputs: Collection[str]) -> str | None:
+    """A note when code reads a file earlier code of the run wrote, with other files, and writes it again.
+
+    "Merge orders.csv with customers.csv into merged.csv": told to reorder merged.csv's columns,
+    the 1.5B read merged.csv as the orders and merged the customers in again (``name_x``,
+    ``name_y``: a KeyError). Reading back one's own output to change it alone is fine.
+    """
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError):
+        return None
+    reads: dict[str, int] = {}
+    writes: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and (path := _literal_path(node)):
+            if _writes(node):
+                writes.add(path)
+            else:
+                reads.setdefault(path, node.lineno)
+    for path, line in reads.items():
+        if path in earlier_outputs and path in writes and len(reads) > 1:
+            return (
+                f"line {line} reads {path}, which earlier code of this run wrote, then writes it again: it starts "
+                f"from that output, which already holds what the inputs gave it; to compute {path} again, read "
+                "the input files only"
+            )
+    return None
+
+
+_READERS = frozenset({"open", "read_file", "read_csv", "read_json", "read_excel", "read_table", "read_text"})
+_WRITERS = frozenset({"write_file", "edit_file", "to_csv", "to_json", "to_excel", "write_text", "to_markdown"})
+
+
+def _literal_path(call: ast.Call) -> str | None:
+    """The workspace path a reading or writing call names as its first argument (a string literal)."""
+    name = call.func.attr if isinstance(call.func, ast.Attribute) else getattr(call.func, "id", "")
+    if name not in _READERS | _WRITERS or not call.args:
+        return None
+    first = call.args[0]
+    if not (isinstance(first, ast.Constant) and isinstance(first.value, str) and first.value):
+        return None
+    return PurePosixPath(first.value.removeprefix("./")).as_posix()
+
+
+def _writes(call: ast.Call) -> bool:
+    """Whether a call :func:`_literal_path` matched writes (``open`` with a w, a or x mode)."""
+    name = call.func.attr if isinstance(call.func, ast.Attribute) else getattr(call.func, "id", "")
+    if name != "open":
+        return name in _WRITERS
+    modes = [*call.args[1:2], *(keyword.value for keyword in call.keywords if keyword.arg == "mode")]
+    return any(isinstance(mode, ast.Constant) and set(str(mode.value)) & set("wax") for mode in modes)
 
 
 _TEST_FUNCTION = re.compile(r"^\s*(?:async\s+)?def test\w*\(", re.MULTILINE)

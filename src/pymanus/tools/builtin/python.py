@@ -40,6 +40,7 @@ from pymanus.tools.builtin.code_lint import (
     code_mistakes,
     index_column_key,
     prints_only_literals,
+    rereads_output,
     session_definitions,
     shallow_listing,
 )
@@ -164,6 +165,7 @@ class PythonRunner:
         started = time.time()
         body, commands = split_commands(code)
         body, renamed = rename_keywords(body)
+        earlier_outputs = set(ctx.state.get(CODE_WROTE, {}))
         before = await self._scan()
         results = [await run_code(body)] if body.strip() or not commands else []
         for command in commands:
@@ -191,6 +193,7 @@ class PythonRunner:
         found = [
             shallow_listing(ran, workspace),
             session_definitions(ran, workspace),
+            rereads_output(ran, earlier_outputs),
             index_column_key(ran, text) if result.is_error else None,
         ]
         for mistake in [*code_mistakes(ran), *filter(None, found)]:
