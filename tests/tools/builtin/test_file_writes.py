@@ -111,6 +111,18 @@ async def test_a_package_module_importing_its_own_function_is_written_without_it
     assert (jail.root / "weather" / "cli.py").read_text() == "\ndef main():\n    print(1)\n"
 
 
+async def test_a_module_that_is_only_an_import_of_itself_is_told_to_define_the_names(
+    tools: dict[str, Tool], jail: PathJail
+) -> None:
+    # project_layout: the 1.5B wrote `from weather.cli import main` as the whole of cli.py, six times.
+    result = await call(tools["write_file"], path="weather/cli.py", content="from weather.cli import main, run\n")
+    assert result.is_error and result.text.endswith(
+        "weather/cli.py is unchanged. weather/cli.py is the module that must define `main`, `run`: write it with the "
+        "definition itself (def main(...): and its body), not an import."
+    )
+    assert not (jail.root / "weather" / "cli.py").exists()
+
+
 async def test_a_module_giving_a_pattern_to_str_replace_gets_a_warning(tools: dict[str, Tool], jail: PathJail) -> None:
     code = "def slugify(title):\n    return title.lower().replace('[^a-z0-9]+', '-')\n"
     result = await call(tools["write_file"], path="textutils.py", content=code)

@@ -220,11 +220,24 @@ def refused_python(name: str, text: str) -> str | None:
     models that wrote one kept re-running and re-writing the failing import.
     """
     try:
-        ast.parse(text)
+        tree = ast.parse(text)
     except (SyntaxError, ValueError):
         return None  # written, with format_warning's note
     problem = self_import(name, text)
-    return f"Not written: {problem}. {name} is unchanged; write it again without that line." if problem else None
+    if problem is None:
+        return None
+    imported = [
+        alias.name for node in tree.body if isinstance(node, ast.ImportFrom) and node.module for alias in node.names
+    ]
+    if imported and all(isinstance(node, ast.Import | ast.ImportFrom) for node in tree.body):
+        # Its whole content was `from weather.cli import main`: "without that line" left the 1.5B nothing to
+        # write, and it wrote the same line six times.
+        names = ", ".join(f"`{item}`" for item in imported)
+        return (
+            f"Not written: {problem}. {name} is unchanged. {name} is the module that must define {names}: write "
+            f"it with the definition itself (def {imported[0]}(...): and its body), not an import."
+        )
+    return f"Not written: {problem}. {name} is unchanged; write it again without that line."
 
 
 def dropped_note(name: str, before: bytes, after: str) -> str | None:
