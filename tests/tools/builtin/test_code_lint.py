@@ -9,6 +9,7 @@ import pytest
 
 from pymanus.tools.builtin.code_lint import (
     code_mistakes,
+    file_read_twice,
     float_power,
     index_column_key,
     loop_rebinds_list,
@@ -290,3 +291,29 @@ def test_code_combining_its_earlier_output_with_inputs_into_that_output_is_named
 )
 def test_code_that_does_not_combine_its_output_with_inputs_gets_no_note(code: str, earlier: set[str]) -> None:
     assert rereads_output(code, earlier) is None
+
+
+def test_a_file_read_twice_in_one_with_block_is_named() -> None:
+    # word_counts: lines from f.readlines(), then words from f.readlines() again, which were all 0.
+    code = (
+        "with open(path) as f:\n    lines = len(f.readlines())\n    words = sum(len(l.split()) for l in f.readlines())"
+    )
+    assert file_read_twice(code) == (
+        "line 3 reads f again, but the read on line 2 already went to the end of the file, so this one gets "
+        "nothing ('' or []); read it once into a variable (text = f.read()) and use that"
+    )
+    assert file_read_twice("with open(p) as h:\n    first = h.read()\n    for line in h:\n        print(line)")
+    assert any("reads f again" in mistake for mistake in code_mistakes(code))
+
+
+@pytest.mark.parametrize(
+    "code",
+    [
+        "with open(p) as f:\n    text = f.read()\nwith open(q) as f:\n    other = f.read()",  # two files
+        "with open(p) as f:\n    a = f.read()\n    f.seek(0)\n    b = f.read()",  # rewound
+        "with open(p) as f, open(q) as g:\n    a = f.read()\n    b = g.read()",
+        "with open(p) as f:\n    header = f.readline()\n    rest = f.read()",  # a line, then the rest
+    ],
+)
+def test_reading_each_file_once_gets_no_note(code: str) -> None:
+    assert file_read_twice(code) is None

@@ -159,6 +159,58 @@ def redefined_function(source: str) -> str | None:
     return None
 
 
+def file_read_twice(source: str) -> str | None:
+    """A note when code reads a whole open file twice: the second ``read()`` or ``readlines()`` gets nothing.
+
+    The 1.5B counted lines with ``len(f.readlines())`` and then words over ``f.readlines()``
+    in the same ``with`` block: every word count came out 0.
+    """
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError):
+        return None
+    for block in ast.walk(tree):
+        if not isinstance(block, ast.With | ast.AsyncWith):
+            continue
+        handles = {item.optional_vars.id for item in block.items if isinstance(item.optional_vars, ast.Name)}
+        seen: dict[str, int] = {}
+        reads = sorted(_whole_reads(block.body, handles), key=lambda read: (read[1].lineno, read[1].col_offset))
+        for name, call in reads:
+            if name in seen:
+                return (
+                    f"line {call.lineno} reads {name} again, but the read on line {seen[name]} already went to the "
+                    f"end of the file, so this one gets nothing ('' or []); read it once into a variable "
+                    f"(text = {name}.read()) and use that"
+                )
+            seen[name] = call.lineno
+    return None
+
+
+def _whole_reads(body: list[ast.stmt], handles: set[str]) -> list[tuple[str, ast.expr]]:
+    """``handle.read()``/``handle.readlines()`` calls and ``for ... in handle`` loops in ``body`` (none when
+    the body rewinds a file with ``seek``)."""
+    found: list[tuple[str, ast.expr]] = []
+    for node in (inner for statement in body for inner in ast.walk(statement)):
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr in ("read", "readlines")
+            and not node.args
+            and isinstance(node.func.value, ast.Name)
+            and node.func.value.id in handles
+        ):
+            found.append((node.func.value.id, node))
+        elif (
+            isinstance(node, ast.For | ast.comprehension)
+            and isinstance(node.iter, ast.Name)
+            and node.iter.id in handles
+        ):
+            found.append((node.iter.id, node.iter))
+        elif isinstance(node, ast.Attribute) and node.attr == "seek":
+            return []  # rewound: reading again is meant
+    return found
+
+
 def prints_only_literals(source: str) -> bool:
     """Whether ``source`` only prints values typed into it (``print({'mean': 23.5})``), computing nothing.
 
@@ -185,7 +237,7 @@ def prints_only_literals(source: str) -> bool:
 
 def code_mistakes(source: str) -> list[str]:
     """What the lints of this module that need only the code (not its error or the workspace) say of ``source``."""
-    lints = (regex_in_replace, loop_rebinds_list, float_power, redefined_function)
+    lints = (regex_in_replace, loop_rebinds_list, float_power, redefined_function, file_read_twice)
     return [mistake for lint in lints if (mistake := lint(source))]
 
 
