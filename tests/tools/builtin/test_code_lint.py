@@ -19,6 +19,7 @@ from pymanus.tools.builtin.code_lint import (
     rereads_output,
     session_definitions,
     shallow_listing,
+    typed_write,
     undiscoverable_test,
 )
 
@@ -317,3 +318,39 @@ def test_a_file_read_twice_in_one_with_block_is_named() -> None:
 )
 def test_reading_each_file_once_gets_no_note(code: str) -> None:
     assert file_read_twice(code) is None
+
+
+TYPED_TABLE = (
+    "import os\n"
+    "rows = []\n"
+    "for name in sorted(os.listdir('texts')):\n"
+    "    lines = len(read_file('texts/' + name).splitlines())\n"
+    "    rows.append((name, lines))\n"
+    "lines = ['| file | lines |', '|---|---|', '| alpha.txt | 101 |', '| beta.txt | 120 |']\n"
+    "write_file('counts.md', '\\n'.join(lines) + '\\n')\n"
+    "print(rows)\n"
+)
+
+
+def test_code_that_computes_but_writes_a_typed_table_is_named() -> None:
+    # word_counts: the counts were computed and printed, and the file got the typed table.
+    assert typed_write(TYPED_TABLE) == (
+        "line 7 writes counts.md from text typed into the code, not from the values it computes, so the file "
+        "holds the typed numbers; build that text from the computed values (f-strings over them)"
+    )
+    handle = "for x in y:\n    pass\nwith open('out.md', 'w') as f:\n    f.write('| a | 1 |\\n| b | 2 |')"
+    assert typed_write(handle) is not None and typed_write(handle).startswith("line 4 writes out.md")
+
+
+@pytest.mark.parametrize(
+    "code",
+    [
+        TYPED_TABLE.replace("write_file('counts.md', '\\n'.join(lines)", "write_file('counts.md', str(rows)"),
+        "lines = ['| a | 1 |', '| b | 2 |']\nwrite_file('t.md', '\\n'.join(lines))",  # no loop: all typed anyway
+        "for r in rows:\n    pass\nwrite_file('t.md', '# Report\\nSee below.')",  # no numbers
+        "lines = []\nfor n, c in rows:\n    lines.append(f'| {n} | {c} |')\nwrite_file('t.md', '\\n'.join(lines))",
+        "for r in rows:\n    pass\nwrite_file('t.md', f'| total | {sum(rows)} | 2 |')",  # a computed value in it
+    ],
+)
+def test_code_writing_computed_text_gets_no_typed_write_note(code: str) -> None:
+    assert typed_write(code) is None

@@ -235,9 +235,102 @@ def prints_only_literals(source: str) -> bool:
     return True
 
 
+def typed_write(source: str) -> str | None:
+    """A note when code that computes (a loop) writes a file of numbers from text typed into it.
+
+    word_counts: the 1.5B's code counted every file's lines and words, printed the right
+    counts, and wrote counts.md from a table it had typed into a string; told the counts were
+    wrong, it gave up. Top-level statements are followed in order, so a name bound to typed
+    text after the loop that used it for a count holds that text where the file is written.
+    """
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError):
+        return None
+    if not any(isinstance(node, ast.For | ast.comprehension) for node in ast.walk(tree)):
+        return None
+    typed: dict[str, str] = {}
+    handles: dict[str, str] = {}
+    for statement in tree.body:
+        for node in ast.walk(statement):
+            if isinstance(node, ast.withitem) and isinstance(node.optional_vars, ast.Name):
+                call = node.context_expr
+                if isinstance(call, ast.Call) and (path := _literal_path(call)) and _writes(call):
+                    handles[node.optional_vars.id] = path
+            if isinstance(node, ast.Call) and (written := _written(node, handles)):
+                path, content = written
+                text = _typed_text(content, typed)
+                if text is not None and len(re.findall(r"\d+", text)) >= 2:
+                    return (
+                        f"line {node.lineno} writes {path} from text typed into the code, not from the values it "
+                        "computes, so the file holds the typed numbers; build that text from the computed values "
+                        "(f-strings over them)"
+                    )
+        _bind(statement, typed)
+    return None
+
+
+def _written(node: ast.Call, handles: dict[str, str]) -> tuple[str, ast.expr] | None:
+    """The path and content of a ``write_file(path, text)`` or ``handle.write(text)`` call."""
+    if not node.args:
+        return None
+    function = node.func
+    if isinstance(function, ast.Name) and function.id == "write_file" and len(node.args) > 1:
+        path = _literal_path(node)
+        return (path, node.args[1]) if path else None
+    if isinstance(function, ast.Attribute) and function.attr == "write" and isinstance(function.value, ast.Name):
+        path = handles.get(function.value.id)
+        return (path, node.args[0]) if path else None
+    return None
+
+
+def _bind(statement: ast.stmt, typed: dict[str, str]) -> None:
+    """Update ``typed`` for the names a top-level statement binds: typed text, or anything else."""
+    if isinstance(statement, ast.Assign):
+        text = _typed_text(statement.value, typed)
+        for target in statement.targets:
+            if isinstance(target, ast.Name) and text is not None:
+                typed[target.id] = text
+            elif isinstance(target, ast.Name):
+                typed.pop(target.id, None)
+        return
+    for node in ast.walk(statement):
+        targets: list[ast.expr] = []
+        if isinstance(node, ast.Assign):
+            targets = list(node.targets)
+        elif isinstance(node, ast.AugAssign | ast.AnnAssign | ast.For | ast.NamedExpr | ast.comprehension):
+            targets = [node.target]
+        elif isinstance(node, ast.Attribute) and node.attr in _FILLED:
+            targets = [node.value]  # lines.append(...): filled by the code
+        for target in targets:
+            for name in ast.walk(target):
+                if isinstance(name, ast.Name):
+                    typed.pop(name.id, None)
+
+
+def _typed_text(node: ast.expr, typed: dict[str, str]) -> str | None:
+    """The text ``node`` builds when it only puts typed literals together (None: it uses computed values)."""
+    if isinstance(node, ast.Constant):
+        return str(node.value)
+    if isinstance(node, ast.Name):
+        return typed.get(node.id)
+    if isinstance(node, ast.List | ast.Tuple):
+        parts = [_typed_text(item, typed) for item in node.elts]
+        return None if any(part is None for part in parts) else "\n".join(str(part) for part in parts)
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+        left, right = _typed_text(node.left, typed), _typed_text(node.right, typed)
+        return None if left is None or right is None else left + right
+    if isinstance(node, ast.JoinedStr) and all(isinstance(part, ast.Constant) for part in node.values):
+        return "".join(str(part.value) for part in node.values if isinstance(part, ast.Constant))
+    is_join = isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "join"
+    if is_join and isinstance(node, ast.Call) and len(node.args) == 1:
+        return _typed_text(node.args[0], typed)
+    return None
+
+
 def code_mistakes(source: str) -> list[str]:
     """What the lints of this module that need only the code (not its error or the workspace) say of ``source``."""
-    lints = (regex_in_replace, loop_rebinds_list, float_power, redefined_function, file_read_twice)
+    lints = (regex_in_replace, loop_rebinds_list, float_power, redefined_function, file_read_twice, typed_write)
     return [mistake for lint in lints if (mistake := lint(source))]
 
 
