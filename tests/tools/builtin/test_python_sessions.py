@@ -192,6 +192,21 @@ async def test_a_name_defined_in_a_workspace_module_says_where(once: Tool, sandb
     assert unknown.is_error and "The code raised NameError" in unknown.text
 
 
+async def test_a_name_error_raised_in_a_workspace_module_names_that_module(once: Tool, sandbox: Sandbox) -> None:
+    # add_function: the 1.5B appended `result = result[:-1]` to textutils.py, and was told to import `result`.
+    body = "def slugify(title):\n    result = title.lower()\n    return result\nresult = result[:-1]\n"
+    (sandbox.workspace / "textutils.py").write_text(body)
+    result = await call(once, "from textutils import slugify\nprint(slugify('Hello'))")
+    assert result.is_error and result.text.endswith(
+        "The NameError is in textutils.py, line 4 (traceback above), a workspace file the code imports, not in the "
+        "code: `result` is not defined at that point of textutils.py. Fix textutils.py (edit_file), then run this "
+        "again."
+    )
+    (sandbox.workspace / "textutils.py").write_text("def slugify(title):\n    return titel\n")
+    inside = await call(once, "from textutils import slugify\nprint(slugify('Hello'))")
+    assert inside.is_error and "The NameError is in textutils.py, line 2" in inside.text
+
+
 async def test_a_comprehension_variable_used_outside_its_brackets_is_named(once: Tool) -> None:
     code = (
         "lines = ['a b', 'c']\nwords = sum(len(line.split()) for line in lines)\nprint(len(lines), len(line.split()))"

@@ -472,6 +472,13 @@ class PythonRunner:
                 f"assign it to a variable there (count = sum(... for {name} in ...)) and use that variable, "
                 f"or write a for loop (for {name} in ...:) with the statements that need `{name}` inside it."
             )
+        if status.get("undefined") and status.get("raised_in"):
+            (path, line), name = status["raised_in"], status["undefined"]
+            return (
+                f"The NameError is in {path}, line {line} (traceback above), a workspace file the code imports, not "
+                f"in the code: `{name}` is not defined at that point of {path}. Fix {path} (edit_file), then run "
+                "this again."
+            )
         if status.get("undefined") and (home := defining_module(self.sandbox.workspace, str(status["undefined"]))):
             name = status["undefined"]
             return (

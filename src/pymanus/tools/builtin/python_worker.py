@@ -169,10 +169,24 @@ def run_block(source: str, filename: str, namespace: dict[str, Any]) -> dict[str
             status["undefined"] = exc.name
             if (line := comprehension_line(tree, exc.name)) is not None:
                 status["comprehension_line"] = line
+            if where := _workspace_frame(exc):
+                status["raised_in"] = where
         elif isinstance(exc, TypeError) and (advice := call_signatures(exc)).get("signatures"):
             status.update(advice)
         return status
     return {"ok": True}
+
+
+def _workspace_frame(exc: BaseException) -> list[Any] | None:
+    """``[path, line]`` of the workspace file the error was raised in, when not in the code itself (a module
+    it imports: the 1.5B's ``result = result[:-1]`` at the top level of textutils.py)."""
+    frames = traceback.extract_tb(exc.__traceback__)
+    if not frames or frames[-1].filename.startswith("<"):
+        return None
+    last = frames[-1]
+    path = os.path.abspath(last.filename)
+    here = os.getcwd() + os.sep
+    return [path[len(here) :], last.lineno] if path.startswith(here) else None
 
 
 _COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
