@@ -286,14 +286,11 @@ def _written(node: ast.Call, handles: dict[str, str]) -> tuple[str, ast.expr] | 
 
 def _bind(statement: ast.stmt, typed: dict[str, str]) -> None:
     """Update ``typed`` for the names a top-level statement binds: typed text, or anything else."""
-    if isinstance(statement, ast.Assign):
-        text = _typed_text(statement.value, typed)
-        for target in statement.targets:
-            if isinstance(target, ast.Name) and text is not None:
-                typed[target.id] = text
-            elif isinstance(target, ast.Name):
-                typed.pop(target.id, None)
-        return
+    if isinstance(statement, ast.Assign) and (text := _typed_text(statement.value, typed)) is not None:
+        names = [target.id for target in statement.targets if isinstance(target, ast.Name)]
+        if len(names) == len(statement.targets):
+            typed.update(dict.fromkeys(names, text))
+            return
     for node in ast.walk(statement):
         targets: list[ast.expr] = []
         if isinstance(node, ast.Assign):
