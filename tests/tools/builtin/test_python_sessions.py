@@ -149,6 +149,11 @@ async def test_file_helpers_are_predefined(once: Tool, sandbox: Sandbox) -> None
     assert "wrote 2 characters to out/a.txt" in result.text and "42" in result.text
     assert (sandbox.workspace / "out" / "a.txt").read_text() == "42"
     assert "write_file(path, text)" in once.description
+    # find_todos: the 1.5B wrote its list a line at a time with append=True, refused before.
+    loop = "for path in ['a.py', 'b.py']:\n    write_file('out/a.txt', path + '\\n', append=True)"
+    added = await call(once, loop)
+    assert not added.is_error and "added 5 characters to out/a.txt" in added.text
+    assert (sandbox.workspace / "out" / "a.txt").read_text() == "42a.py\nb.py\n"
 
 
 async def test_read_file_helper_takes_the_read_file_tools_arguments(once: Tool, sandbox: Sandbox) -> None:

@@ -95,15 +95,18 @@ def read_file(path: str, start_line: int | None = None, end_line: int | None = N
     return "".join(lines[first:last])
 
 
-def write_file(path: str, content: object) -> None:
-    """Write ``content`` to a file, creating its folders, and say so."""
+def write_file(path: str, content: object, append: bool = False) -> None:
+    """Write ``content`` to a file (or add it at the end, with ``append``), creating its folders, and say so.
+
+    ``append`` because small models build a list file a line at a time from a loop.
+    """
     folder = os.path.dirname(path)
     if folder:
         os.makedirs(folder, exist_ok=True)
     text = content if isinstance(content, str) else str(content)
-    with open(path, "w", encoding="utf-8") as handle:
+    with open(path, "a" if append else "w", encoding="utf-8") as handle:
         handle.write(text)
-    print(f"wrote {len(text)} characters to {path}")
+    print(f"{'added' if append else 'wrote'} {len(text)} characters to {path}")
 
 
 def edit_file(path: str, old_text: str, new_text: str, replace_all: bool = False) -> None:
