@@ -319,8 +319,7 @@ def _typed_text(node: ast.expr, typed: dict[str, str]) -> str | None:
         return None if left is None or right is None else left + right
     if isinstance(node, ast.JoinedStr) and all(isinstance(part, ast.Constant) for part in node.values):
         return "".join(str(part.value) for part in node.values if isinstance(part, ast.Constant))
-    is_join = isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "join"
-    if is_join and isinstance(node, ast.Call) and len(node.args) == 1:
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "join" and node.args:
         return _typed_text(node.args[0], typed)
     return None
 
@@ -494,10 +493,14 @@ _READERS = frozenset({"open", "read_file", "read_csv", "read_json", "read_excel"
 _WRITERS = frozenset({"write_file", "edit_file", "to_csv", "to_json", "to_excel", "write_text", "to_markdown"})
 
 
+def _called(call: ast.Call) -> str:
+    """The name a call calls: ``to_csv`` for ``df.to_csv(...)``, ``open`` for ``open(...)``."""
+    return call.func.attr if isinstance(call.func, ast.Attribute) else getattr(call.func, "id", "")
+
+
 def _literal_path(call: ast.Call) -> str | None:
     """The workspace path a reading or writing call names as its first argument (a string literal)."""
-    name = call.func.attr if isinstance(call.func, ast.Attribute) else getattr(call.func, "id", "")
-    if name not in _READERS | _WRITERS or not call.args:
+    if _called(call) not in _READERS | _WRITERS or not call.args:
         return None
     first = call.args[0]
     if not (isinstance(first, ast.Constant) and isinstance(first.value, str) and first.value):
@@ -507,7 +510,7 @@ def _literal_path(call: ast.Call) -> str | None:
 
 def _writes(call: ast.Call) -> bool:
     """Whether a call :func:`_literal_path` matched writes (``open`` with a w, a or x mode)."""
-    name = call.func.attr if isinstance(call.func, ast.Attribute) else getattr(call.func, "id", "")
+    name = _called(call)
     if name != "open":
         return name in _WRITERS
     modes = [*call.args[1:2], *(keyword.value for keyword in call.keywords if keyword.arg == "mode")]
