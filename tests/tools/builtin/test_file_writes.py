@@ -22,12 +22,30 @@ async def test_a_written_file_that_does_not_parse_gets_a_warning(tools: dict[str
         "line 1 column 2 (char 1)); write it from python with json.dump(value, f, indent=2), which quotes every "
         "key and string. Fix it before using the file."
     )
-    fine = await call(tools["write_file"], path="cli.py", content="def main():\n    print('ready')\n")
-    assert "Warning" not in fine.text
-    broken = await call(tools["edit_file"], path="cli.py", old_text="def main():", new_text="def main(:")
+    broken = await call(tools["write_file"], path="cli.py", content="def main(:\n    print('ready')\n")
     assert "Warning: cli.py is not valid Python (invalid syntax at line 1)" in broken.text
     added = await call(tools["edit_file"], path="cli.py", old_text="", new_text="main()\n")
-    assert "Warning: cli.py is not valid Python" in added.text  # still broken above
+    assert "Warning: cli.py is not valid Python" in added.text  # still broken above: fixing may take more edits
+    fixed = await call(tools["edit_file"], path="cli.py", old_text="def main(:", new_text="def main():")
+    assert not fixed.is_error and "Warning" not in fixed.text
+
+
+async def test_a_change_that_breaks_a_module_that_parsed_is_refused(tools: dict[str, Tool], jail: PathJail) -> None:
+    # add_function: the 1.5B appended a function whose docstring it never closed, and every import failed after.
+    original = "def title_case(text):\n    return text.title()\n"
+    (jail.root / "textutils.py").write_text(original)
+    new_text = 'def slugify(title):\n    """A slug.\n    ""\n    return title.lower()\n'
+    added = await call(tools["edit_file"], path="textutils.py", old_text="", new_text=new_text)
+    assert added.is_error and added.text == (
+        "textutils.py is unchanged: with this change it would not be valid Python (unterminated triple-quoted "
+        'string literal (detected at line 6), line 4: \'"""A slug.\'). Fix the code and send it again.'
+    )
+    replaced = await call(tools["edit_file"], path="textutils.py", old_text="(text):", new_text="(text:")
+    assert replaced.is_error and "line 1: 'def title_case(text:'" in replaced.text
+    overwritten = await call(tools["write_file"], path="textutils.py", content="def title_case(text)\n")
+    assert overwritten.is_error and "textutils.py is unchanged: with this change it would not be" in overwritten.text
+    assert (jail.root / "textutils.py").read_text() == original
+    assert not (await call(tools["edit_file"], path="textutils.py", old_text="", new_text="X = 1\n")).is_error
 
 
 async def test_python_records_written_to_a_json_file_are_written_as_json(

@@ -240,6 +240,31 @@ def refused_python(name: str, text: str) -> str | None:
     return f"Not written: {problem}. {name} is unchanged; write it again without that line."
 
 
+def broken_python(name: str, before: str, after: str) -> str | None:
+    """Why a change that leaves the module ``name`` not parsing is refused (None: ``after`` parses, or
+    ``before`` did not either, and a fix may take more than one change).
+
+    The 1.5B appended a function with a docstring it never closed; the edit was kept with a
+    warning, every later import failed, and its next edits went below the broken line.
+    """
+    try:
+        ast.parse(before)
+    except (SyntaxError, ValueError):
+        return None
+    try:
+        ast.parse(after)
+    except SyntaxError as exc:
+        lines = after.splitlines()
+        shown = f": {lines[exc.lineno - 1].strip()!r}" if exc.lineno and exc.lineno <= len(lines) else ""
+        return (
+            f"{name} is unchanged: with this change it would not be valid Python ({exc.msg}, line {exc.lineno}"
+            f"{shown}). Fix the code and send it again."
+        )
+    except ValueError as exc:  # a null byte
+        return f"{name} is unchanged: with this change it would not be valid Python ({exc})."
+    return None
+
+
 def dropped_note(name: str, before: bytes, after: str) -> str | None:
     """A note naming the top-level functions and classes the module ``name`` defined ``before``
     and no longer does ``after`` an overwrite (None: none lost, or either side does not parse)."""

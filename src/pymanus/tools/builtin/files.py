@@ -27,6 +27,7 @@ from pymanus.tools.builtin.code_lint import code_mistakes, undiscoverable_test
 from pymanus.tools.builtin.code_repair import WRITTEN_STRING_NOTE, repair_string_line_breaks
 from pymanus.tools.builtin.file_formats import (
     LITERAL_AS_JSON_NOTE,
+    broken_python,
     dropped_imports_note,
     dropped_note,
     format_warning,
@@ -242,7 +243,10 @@ def file_tools(
         dropped_imports: list[str] = []
         if real.suffix == ".py":
             content, dropped_imports = redundant_self_imports(jail.relative(real), content, content)
-            if refusal := refused_python(jail.relative(real), content):
+            previous = before.decode("utf-8", errors="replace") if before else ""
+            if refusal := refused_python(jail.relative(real), content) or (
+                previous and broken_python(jail.relative(real), previous, content)
+            ):
                 raise ToolError(refusal)
         data = content.encode("utf-8")
         real = save(path, data)
@@ -320,7 +324,9 @@ def file_tools(
             report = f"{verb} {path}. Lines {first_line}-{first_line + changed - 1} now read:\n" + _snippet(
                 updated, first_line, changed
             )
-        if path.endswith(".py") and (refusal := refused_python(path, updated)):
+        if path.endswith(".py") and (
+            refusal := refused_python(path, updated) or (before and broken_python(path, before, updated))
+        ):
             raise ToolError(refusal)
         real = save(path, updated.encode("utf-8"))
         remember(real, None if before is None else before.encode("utf-8"))
