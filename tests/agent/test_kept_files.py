@@ -1,5 +1,6 @@
 """Files the Manus preset keeps as they were: the inputs of a question, the files a task only
-reads, and a folder the task asks for that must not become a file."""
+reads, a folder the task asks for that must not become a file, and a file that must hold what a
+script prints."""
 
 from __future__ import annotations
 
@@ -92,6 +93,32 @@ async def test_a_folder_the_task_asks_for_is_not_written_as_a_file(tmp_path: Pat
     )
     assert written.startswith("Created tests/test_main.py") and notes.startswith("Created notes")
     assert (workspace / "tests").is_dir()
+
+
+async def test_a_file_that_keeps_a_scripts_output_is_not_typed_by_hand(tmp_path: Path) -> None:
+    """The quick start: the 1.5B typed squares.txt before it wrote squares.py, and the two disagreed."""
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    model = ScriptedModel(
+        [
+            call("write_file", path="squares.txt", content="1\n4\n9\n"),
+            call("edit_file", path="./squares.txt", old_text="", new_text="1\n"),
+            call("write_file", path="squares.py", content="for i in range(1, 4):\n    print(i * i)\n"),
+            call("python", code="python squares.py > squares.txt"),
+            call("terminate", status="success", message="Done."),
+        ]
+    )
+    task = "Write squares.py that prints the squares of 1 to 3, run it, and save what it prints to squares.txt"
+    result = await run_preset(workspace, model, task)
+    typed, edited = [m.text for m in result.messages if m.role == "tool"][:2]
+    assert typed == (
+        "squares.txt was not written: the task asks for it to hold what squares.py prints, so it comes from "
+        "running the script, not from typing it. Write squares.py if it is not written yet, then call python "
+        "with the code `python squares.py > squares.txt`."
+    )
+    assert edited.startswith("squares.txt was not written")
+    assert result.state is RunState.FINISHED
+    assert (workspace / "squares.txt").read_text() == "1\n4\n9\n"
 
 
 async def test_the_file_tools_do_not_change_the_files_a_question_is_about(tmp_path: Path) -> None:

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from pymanus.agent.saved_output import SavedOutput, output_lines, saved_output
+from pymanus.agent.saved_output import SavedOutput, first_difference, output_lines, saved_output
 from pymanus.agent.task_checks import TaskChecks
 from pymanus.sandbox import Sandbox
 from pymanus.tools.tool import ToolContext
@@ -60,9 +60,15 @@ async def test_a_file_typed_by_hand_that_differs_from_the_output_fails(tmp_path:
     [result] = await check(tmp_path)
     assert not result.passed
     assert result.command == "python squares.py"
-    assert "squares.txt does not hold what it prints" in result.status
+    assert "squares.txt does not hold what it prints (line 1: it prints '1.0', squares.txt has '1')" in result.status
     assert "`python squares.py > squares.txt`" in result.status
-    assert result.output.startswith("1.0\n4.0\n9.0\n--- squares.txt holds:\n1\n4\n9")
+    assert result.output == "1.0\n4.0\n9.0"  # the file's text is not shown: the 1.5B copied it into a print
+
+
+def test_the_first_difference_names_the_line_and_both_sides() -> None:
+    assert first_difference(["1", "4"], ["1", "5"], "s.txt") == "line 2: it prints '4', s.txt has '5'"
+    assert first_difference(["1", "4"], ["1"], "s.txt") == "line 2: it prints '4', s.txt has no more lines"
+    assert first_difference(["1"], ["1", "4"], "s.txt") == "line 2: it prints no more lines, s.txt has '4'"
 
 
 async def test_the_saved_output_passes_and_the_script_leaves_the_workspace_as_it_was(tmp_path: Path) -> None:

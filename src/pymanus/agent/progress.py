@@ -20,16 +20,17 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 from pymanus.agent.loop import WITHHELD_TOOLS
 from pymanus.agent.renames import rename_notes
+from pymanus.agent.saved_output import saved_output
 from pymanus.agent.task_checks import CheckResult
 from pymanus.agent.task_scope import FILE_NAME, SOURCE_KEEPS_FILES, source_files
 from pymanus.sandbox.streams import fit
 from pymanus.tools.builtin.code_lint import code_mistakes, undiscoverable_test
 from pymanus.tools.builtin.file_formats import format_problem
-from pymanus.tools.builtin.files import KEPT_FILES, NUMBERED_LINE, SHOWN_FILES, TASK_FOLDERS
+from pymanus.tools.builtin.files import KEPT_FILES, NUMBERED_LINE, PRINTED_FILES, SHOWN_FILES, TASK_FOLDERS
 from pymanus.tools.builtin.python import CODE_WROTE
 from pymanus.tools.builtin.workspace_scan import Snapshot, changed_files, describe_workspace, file_stamp, scan
 from pymanus.tools.tool import ToolContext
@@ -406,6 +407,8 @@ def task_message(task: str, context: ToolContext, checks: Sequence[CheckResult] 
     for key in (_ORIGINALS, KEPT_FILES, WITHHELD_TOOLS):  # set below for this task alone
         context.state.pop(key, None)
     context.state[TASK_FOLDERS] = frozenset(folder.rstrip("/") for folder in missing_folders(task, workspace, snapshot))
+    saved = saved_output(task)
+    context.state[PRINTED_FILES] = {} if saved is None else {PurePosixPath(saved.file).as_posix(): saved.script}
     if snapshot is not None and asks_only(task):
         context.state[_ORIGINALS] = _originals(workspace, snapshot)
         context.state[KEPT_FILES] = (frozenset(snapshot), QUESTION_KEEPS_FILES)

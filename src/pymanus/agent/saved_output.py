@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from itertools import zip_longest
 
 _SCRIPT = re.compile(r"(?<![\w./-])((?:[\w-]+/)*[A-Za-z_]\w*\.py)\b")
 _SAVED = re.compile(
@@ -55,3 +56,13 @@ def output_lines(text: str) -> list[str]:
     while lines and not lines[-1]:
         lines.pop()
     return lines
+
+
+def first_difference(printed: list[str], kept: list[str], file: str) -> str:
+    """Where the lines a script printed and the different lines ``file`` keeps first differ, in words."""
+    number, (shown, held) = next(
+        (number, pair) for number, pair in enumerate(zip_longest(printed, kept), 1) if pair[0] != pair[1]
+    )
+    prints = f"it prints {shown!r}" if shown is not None else "it prints no more lines"
+    has = f"{file} has {held!r}" if held is not None else f"{file} has no more lines"
+    return f"line {number}: {prints}, {has}"

@@ -34,7 +34,7 @@ from functools import partial
 from pathlib import Path, PurePosixPath
 
 from pymanus.agent.failure_trace import TRACE_TIMEOUT, example_trace, failure_trace
-from pymanus.agent.saved_output import SavedOutput, output_lines, saved_output
+from pymanus.agent.saved_output import SavedOutput, first_difference, output_lines, saved_output
 from pymanus.agent.task_examples import task_examples
 from pymanus.errors import PathEscapeError
 from pymanus.sandbox.paths import PathJail
@@ -215,14 +215,17 @@ class TaskChecks:
             )
         if output_lines(outcome.stdout) == output_lines(kept):
             return replace(result, status=f"{result.status}; {saved.file} holds what it prints")
+        # Where they differ, not the file's whole text: shown under the output, the 1.5B copied
+        # the file's heading into the script as a print.
         return replace(
             result,
             passed=False,
             status=(
-                f"{result.status}, but {saved.file} does not hold what it prints: once the script prints what the "
-                f"task asks, save its output with the python tool's command `python {saved.script} > {saved.file}`"
+                f"{result.status}, but {saved.file} does not hold what it prints "
+                f"({first_difference(output_lines(outcome.stdout), output_lines(kept), saved.file)}): once the "
+                f"script prints what the task asks, save its output with the python tool's command "
+                f"`python {saved.script} > {saved.file}`"
             ),
-            output=f"{result.output}\n--- {saved.file} holds:\n{fit(kept.strip(), 2000)}",
         )
 
     async def _traced(self, result: CheckResult, trace: Callable[[float], Awaitable[str | None]]) -> CheckResult:

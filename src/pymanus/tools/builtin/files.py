@@ -75,6 +75,10 @@ it again (reading what the first message shows was the 1.5B's first step in thre
 TASK_FOLDERS = "files.task_folders"
 """``ToolContext.state`` key: folders the task asks for (relative, ``/``-separated) that ``write_file``
 refuses to create as files (the 1.5B wrote a file named ``tests`` for "a tests folder")."""
+PRINTED_FILES = "files.printed"
+"""``ToolContext.state`` key: ``{file: script}``, files the task says keep what a script prints, which
+``write_file`` and ``edit_file`` refuse to write (the 1.5B typed squares.txt before it wrote squares.py,
+and its squares.py then printed something else)."""
 MAX_LINE_CHARS = 2_000
 UNDO_DEPTH = 20
 
@@ -214,6 +218,12 @@ def file_tools(
         paths, reason = context.state.get(KEPT_FILES, ((), ""))
         if jail.relative(real) in paths:
             raise ToolError(f"{jail.relative(real)} was not changed: {reason}")
+        if script := context.state.get(PRINTED_FILES, {}).get(file := jail.relative(real)):
+            raise ToolError(
+                f"{file} was not written: the task asks for it to hold what {script} prints, so it comes from "
+                f"running the script, not from typing it. Write {script} if it is not written yet, then call "
+                f"python with the code `python {script} > {file}`."
+            )
 
     @_observed
     def write_file(path: str, content: str, *, context: ToolContext) -> str:
