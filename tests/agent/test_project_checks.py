@@ -1,4 +1,5 @@
-"""The project name and version a task gives, held against the pyproject.toml the run wrote."""
+"""The project name and version a task gives, held against the pyproject.toml the run wrote, and the
+tests it asks for, held against the test files the run wrote."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ import pytest
 
 from pymanus.agent import progress
 from pymanus.agent.manus import missing_outputs
-from pymanus.agent.project_checks import pyproject_problems
+from pymanus.agent.project_checks import missing_tests, pyproject_problems
 from pymanus.tools.tool import ToolContext
 
 TASK = (
@@ -83,3 +84,50 @@ def test_tasks_that_give_no_name_or_version_and_files_the_run_did_not_write_are_
     context = started(tmp_path, other)
     (tmp_path / "pyproject.toml").write_text('[project]\nname = "x"\nversion = "0.2"\n')
     assert pyproject_problems(other, context) == []
+
+
+LAYOUT = "Set up a project: a package folder weather with cli.py, and a tests folder with a test for main()."
+
+
+def test_a_task_that_asks_for_a_test_is_unfinished_without_a_test_file(tmp_path: Path) -> None:
+    # project_layout: the 1.5B wrote tests/__init__.py alone and called the project done.
+    context = started(tmp_path, LAYOUT)
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "__init__.py").write_text("")
+    expected = (
+        "the task asks for a test, but this run wrote no test file: write one such as tests/test_main.py, "
+        "with a function def test_...() that calls main()"
+    )
+    assert missing_tests(LAYOUT, context) == [expected]
+    problem = missing_outputs(LAYOUT, "Done.", context)
+    assert problem is not None and expected in problem
+    (tmp_path / "tests" / "test_cli.py").write_text("from weather.cli import main\n\ndef test_main():\n    main()\n")
+    assert missing_tests(LAYOUT, context) == []
+
+
+@pytest.mark.parametrize(
+    ("task", "suggested"),
+    [
+        ("Write tests for the parser in parser.py.", "test_main.py, with a function def test_...()"),
+        ("Add one unit test of `parse` to the project.", "test_parse.py, with a function def test_...()"),
+        ("Add a test for the parser.", "test_main.py, with a function def test_...()"),
+    ],
+)
+def test_the_suggested_test_file_follows_the_task(tmp_path: Path, task: str, suggested: str) -> None:
+    [problem] = missing_tests(task, started(tmp_path, task))
+    assert problem.endswith(suggested)
+
+
+@pytest.mark.parametrize(
+    "task", ["Fix the failing test in test_stats.py so it passes.", "Run the tests and report what fails."]
+)
+def test_tasks_that_ask_for_no_new_test(tmp_path: Path, task: str) -> None:
+    assert missing_tests(task, started(tmp_path, task)) == []
+
+
+def test_a_test_file_that_was_there_before_the_run_does_not_count(tmp_path: Path) -> None:
+    (tmp_path / "test_old.py").write_text("def test_old():\n    pass\n")
+    context = started(tmp_path, "Add a test for slugify() in textutils.py.")
+    assert missing_tests("Add a test for slugify() in textutils.py.", context) != []
+    (tmp_path / "textutils_test.py").write_text("def test_slugify():\n    pass\n")
+    assert missing_tests("Add a test for slugify() in textutils.py.", context) == []

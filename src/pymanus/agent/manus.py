@@ -21,7 +21,7 @@ from pymanus.agent import progress
 from pymanus.agent.agent import Agent
 from pymanus.agent.count_checks import count_problems
 from pymanus.agent.progress import locate, named_files, read_head
-from pymanus.agent.project_checks import pyproject_problems
+from pymanus.agent.project_checks import missing_tests, pyproject_problems
 from pymanus.agent.renames import rename_notes
 from pymanus.agent.table_checks import table_problems
 from pymanus.agent.task_checks import CheckResult, TaskChecks
@@ -164,6 +164,7 @@ def missing_outputs(
     problems.extend(progress.invalid_outputs(context))
     problems.extend(table_problems(task, context))
     problems.extend(pyproject_problems(task, context))
+    problems.extend(missing_tests(task, context))
     problems.extend(count_problems(context))
     problems.extend(progress.restore_changed_inputs(task, context))
     typed: list[str] = []

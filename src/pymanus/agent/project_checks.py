@@ -1,10 +1,12 @@
-"""The project metadata a task asks for, held against the pyproject.toml the run wrote.
+"""The project metadata and the tests a task asks for, held against what the run wrote.
 
 "Set up a new Python project called weather ... a pyproject.toml with the project name and
 version 0.1.0": the 1.5B named it ``weather-cli`` under ``[tool.poetry]`` and called the task
 done. The name and version the task gives are facts to check, like the files it names;
 :func:`pyproject_problems` names a mismatch when a final answer is given
-(:func:`pymanus.agent.manus.missing_outputs`).
+(:func:`pymanus.agent.manus.missing_outputs`). "A tests folder with a test for main()" asks
+for a test file as surely: the 1.5B wrote ``tests/__init__.py`` alone and called the project
+done (:func:`missing_tests`).
 """
 
 from __future__ import annotations
@@ -15,12 +17,37 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
-from pymanus.agent.progress import read_head, written_files
+from pymanus.agent.progress import named_folders, read_head, written_files
 from pymanus.tools.builtin.file_formats import loose_project_keys
 from pymanus.tools.tool import ToolContext
 
 _NAME = re.compile(r"\bproject\s+(?:called|named)\s+[`'\"]?([A-Za-z_][\w.-]*?)[`'\"]?(?=[\s,.;:]|$)", re.IGNORECASE)
 _VERSION = re.compile(r"(?<!python )\bversion\s+[`'\"]?(\d+(?:\.\d+){1,3})\b", re.IGNORECASE)
+
+# "a test for main()", "one unit test of parse", "write tests for the parser"
+_ASKS_TESTS = re.compile(
+    r"\b(?:an?|one|some)\s+(?:unit\s+)?tests?\s+(?:(?:for|of)\s+`?(?P<subject>\w+)(?P<call>\()?|that\b|which\b)"
+    r"|\b(?:write|add|create)\s+(?:unit\s+)?tests\b",
+    re.IGNORECASE,
+)
+_TEST_FILE = re.compile(r"(?:^|/)(?:test_\w*|\w+_test)\.py$")
+
+
+def missing_tests(task: str, context: ToolContext) -> list[str]:
+    """That the run wrote no test file (``test_*.py``, ``*_test.py``) when ``task`` asks for a test."""
+    asked = _ASKS_TESTS.search(task)
+    if asked is None or any(_TEST_FILE.search(name) for name in written_files(context)):
+        return []
+    subject = asked["subject"] if asked["subject"] and asked["subject"].lower() not in _NOT_SUBJECTS else None
+    folder = "tests/" if "tests" in named_folders(task) else ""
+    calls = f" that calls {subject}()" if subject and asked["call"] else ""
+    return [
+        f"the task asks for a test, but this run wrote no test file: write one such as "
+        f"{folder}test_{subject or 'main'}.py, with a function def test_...(){calls}"
+    ]
+
+
+_NOT_SUBJECTS = frozenset({"the", "a", "an", "each", "every", "it", "this", "that", "all"})
 
 
 def pyproject_problems(task: str, context: ToolContext) -> list[str]:
