@@ -311,8 +311,13 @@ def _without_result_tags(value: Any) -> Any:
 
 def _native_calls(text: str) -> list[dict[str, Any]]:
     """The complete ``<tool_call>`` blocks of ``text``; one cut off by max_tokens is dropped."""
+    return _complete_blocks(text)[0]
+
+
+def _complete_blocks(text: str) -> tuple[list[dict[str, Any]], int]:
+    """The complete ``<tool_call>`` blocks at the start of ``text``, and where the rest begins."""
     calls: list[dict[str, Any]] = []
-    pos = 0
+    pos = end = 0
     while text.startswith(_CALL_OPEN, pos):
         try:
             obj, pos = _DECODER.raw_decode(text, pos + len(_CALL_OPEN))
@@ -321,8 +326,19 @@ def _native_calls(text: str) -> list[dict[str, Any]]:
         if not text.startswith(_CALL_CLOSE, pos):
             break
         calls.append(obj)
-        pos += len(_CALL_CLOSE) + 1  # the "\n" between blocks
-    return calls
+        pos = end = pos + len(_CALL_CLOSE) + 1  # the "\n" between blocks
+    return calls, end
+
+
+def closed_inside_call(text: str) -> bool:
+    """Whether ``text`` (native style) has a call's closing tag where the grammar still held the call
+    open: the model meant to end it, and all it can write until max_tokens is filler.
+
+    The 1.5B left a ``print(`` open in its code; the grammar, which keeps a code string's
+    brackets matched, let it write ``\\"\\"\\"}}</tool_call>`` into the string and 900 tokens more.
+    """
+    closing = _CALL_CLOSE.strip()
+    return closing in text and text.find(closing, _complete_blocks(text)[1]) >= 0
 
 
 def json_string_prefix(raw: str) -> str:

@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from pymanus.errors import ConfigError, ModelError
-from pymanus.models.local_format import ANSWER_PREFIX, CHATML_TEMPLATE, json_string_prefix
+from pymanus.models.local_format import ANSWER_PREFIX, CHATML_TEMPLATE, closed_inside_call, json_string_prefix
 from pymanus.models.lookup import Drafter
 from pymanus.models.prefix_store import MIN_TOKENS, PrefixStore
 from pymanus.models.prompt_cache import ReplyTokens, common_prefix, skipped_span
@@ -498,6 +498,9 @@ def generate(
                     break
                 if generated % LOOP_CHECK_TOKENS == 0 and echoing(text, req.instructions):
                     logger.warning("local model is copying its instructions; generation stopped: %r", text[-120:])
+                    break
+                if req.style == "native" and ">" in piece and closed_inside_call(text):
+                    logger.warning("local model closed a tool call inside it; generation stopped: %r", text[-120:])
                     break
                 if req.style is None and req.stop and any(s in text for s in req.stop):
                     text = text[: min(text.find(s) for s in req.stop if s in text)]
