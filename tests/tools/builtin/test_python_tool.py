@@ -203,8 +203,15 @@ async def test_a_missing_file_points_to_the_files_of_that_name(once: Tool, sandb
     result = await call(once, "open('xts/alpha.txt').read()")  # a path cut short, as [2:] on 'texts/...' does
     assert result.is_error and "FileNotFoundError" in result.text
     assert "the workspace has no xts/alpha.txt, but has texts/alpha.txt. Use that path" in result.text, result.text
+    assert "os.walk" not in result.text
     nowhere = await call(once, "open('beta.txt').read()")
     assert "the workspace has no file named beta.txt" in nowhere.text
+    # find_todos: a name from os.walk opened without its folder.
+    walked = await call(once, "for folder, _, names in os.walk('.'):\n    for name in names:\n        open(name)")
+    assert walked.text.endswith(
+        "the workspace has no alpha.txt, but has texts/alpha.txt. Use that path (relative to the workspace folder) "
+        "and run it again. os.walk and os.listdir give names without their folder: os.path.join(folder, name)."
+    )
 
 
 async def test_other_type_errors_get_the_plain_hint(once: Tool) -> None:

@@ -27,7 +27,7 @@ import sys
 import textwrap
 import time
 from collections.abc import Awaitable, Callable
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 from typing import Annotated
 
 from pydantic import Field
@@ -47,7 +47,7 @@ from pymanus.tools.builtin.code_lint import (
 from pymanus.tools.builtin.code_repair import repair
 from pymanus.tools.builtin.keyword_aliases import rename_keywords
 from pymanus.tools.builtin.python_commands import PythonCommand, split_commands
-from pymanus.tools.builtin.python_hints import missing_name_note, no_tests_note
+from pymanus.tools.builtin.python_hints import missing_file_note, missing_name_note, no_tests_note
 from pymanus.tools.builtin.python_session import BlockOutcome, WorkerSession, frame, parse_status
 from pymanus.tools.builtin.workspace_scan import Snapshot, changed_files, defining_module, describe_changes, scan
 from pymanus.tools.tool import DEFAULT_MAX_RESULT_CHARS, Tool, ToolContext, ToolResult
@@ -452,7 +452,7 @@ class PythonRunner:
                 "a for/if/with/def statement cannot follow `;` on the same line."
             )
         if error == "FileNotFoundError" and status.get("missing_file"):
-            return self._missing_file_hint(str(status["missing_file"]))
+            return missing_file_note(self.sandbox.workspace, str(status["missing_file"]))
         if (attribute := str(status.get("attribute", ""))) in REMOVED_APIS:
             return f"`{attribute}` {REMOVED_APIS[attribute]}, and the sandbox has the current version."
         if status.get("missing") and status.get("module_file"):
@@ -530,20 +530,6 @@ class PythonRunner:
         if exit_code not in (None, 0):
             return f"The code exited with status {exit_code}."
         return ""
-
-    def _missing_file_hint(self, missing: str) -> str:
-        """Say where the files of that name are: small models get a path's folder wrong, then guess again."""
-        name = PurePosixPath(missing).name
-        same = sorted(path for path in scan(self.sandbox.workspace) or () if PurePosixPath(path).name == name)
-        if not same:
-            return (
-                f"The code raised FileNotFoundError (traceback above): the workspace has no file named {name}. "
-                "Fix the path (relative to the workspace folder) and run it again."
-            )
-        return (
-            f"The code raised FileNotFoundError (traceback above): the workspace has no {missing}, but has "
-            f"{', '.join(same[:5])}. Use that path (relative to the workspace folder) and run it again."
-        )
 
 
 def _silence(stdout: str) -> str:

@@ -7,6 +7,8 @@
   the line to change, with the call to make.
 - A test run that found no tests: ``unittest.main()`` in a block collects the block's own
   ``TestCase`` classes, so "Ran 0 tests ... OK" looked like success to the 1.5B.
+- A file the code did not find: where files of that name are (small models get a path's
+  folder wrong, then guess again).
 """
 
 from __future__ import annotations
@@ -116,4 +118,22 @@ def no_tests_note(output: str, workspace: Path) -> str | None:
         f"unittest.main(module='{modules[0]}', exit=False)"
         + (f" (each of {', '.join(modules[:4])})" if len(modules) > 1 else "")
         + "."
+    )
+
+
+def missing_file_note(workspace: Path, missing: str) -> str:
+    """Say where the files of that name are: small models get a path's folder wrong, then guess again."""
+    name = PurePosixPath(missing).name
+    same = sorted(path for path in scan(workspace) or () if PurePosixPath(path).name == name)
+    if not same:
+        return (
+            f"The code raised FileNotFoundError (traceback above): the workspace has no file named {name}. "
+            "Fix the path (relative to the workspace folder) and run it again."
+        )
+    # find_todos: `for root, dirs, files in os.walk('.'): ... open(file)` found no file twice.
+    joined = " os.walk and os.listdir give names without their folder: os.path.join(folder, name)."
+    return (
+        f"The code raised FileNotFoundError (traceback above): the workspace has no {missing}, but has "
+        f"{', '.join(same[:5])}. Use that path (relative to the workspace folder) and run it again."
+        + (joined if "/" not in missing and all("/" in path for path in same) else "")
     )
