@@ -312,3 +312,26 @@ async def test_adding_code_a_module_already_has_is_refused(tools: dict[str, Tool
     (jail.root / "notes.md").write_text("- milk\n")
     listed = await call(tools["edit_file"], path="notes.md", old_text="", new_text="- milk\n")
     assert not listed.is_error  # a repeated line of text may be meant
+
+
+async def test_a_module_that_imports_a_workspace_module_not_written_yet_names_it(
+    tools: dict[str, Tool], jail: PathJail
+) -> None:
+    # project_layout: the 1.5B began with `from .cli import main` as weather/__init__.py, then "edited"
+    # the cli.py it never wrote until the run ended.
+    first = await call(tools["write_file"], path="weather/__init__.py", content="from .cli import main\n")
+    assert not first.is_error and first.text.endswith(
+        "\nNote: weather/__init__.py imports main from weather/cli.py, which does not exist yet: write "
+        "weather/cli.py next, with write_file and its whole content, defining main (def main(...): and its body)."
+    )
+    test = "import os.path\nfrom weather.cli import main\n\ndef test_main():\n    main()\n"
+    written = await call(tools["write_file"], path="tests/test_main.py", content=test)
+    assert "imports main from weather/cli.py, which does not exist yet" in written.text
+    edited = await call(tools["edit_file"], path="./weather/__init__.py", old_text="", new_text="from . import api\n")
+    assert "Note: weather/__init__.py imports main from weather/cli.py" in edited.text  # the first one missing
+    cli = await call(tools["write_file"], path="weather/cli.py", content="def main():\n    print('ready')\n")
+    assert "does not exist yet" not in cli.text
+    await call(tools["write_file"], path="weather/api.py", content="")
+    assert "does not exist yet" not in (await call(tools["write_file"], path="tests/test_main.py", content=test)).text
+    outside = await call(tools["write_file"], path="app.py", content="import xml.etree\nfrom yaml.nodes import Node\n")
+    assert "does not exist yet" not in outside.text  # not the workspace's own modules

@@ -14,6 +14,7 @@ import json
 import re
 import tomllib
 from collections.abc import Callable
+from pathlib import PurePosixPath
 
 TABLE_RULE = re.compile(r"^\s*\|?\s*:?-{3,}:?\s*(\|\s*:?-{3,}:?\s*)*\|?\s*$")
 """The line under a Markdown table's header: ``|---|:---:|``."""
@@ -146,6 +147,51 @@ def self_import(name: str, text: str) -> str | None:
                 "a module's own functions need no import there; remove that line"
             )
     return None
+
+
+def unwritten_imports(name: str, text: str, exists: Callable[[str], bool]) -> str | None:
+    """A note naming the workspace modules the module ``name`` imports that do not exist yet (None: none).
+
+    ``exists`` tells whether a workspace path exists. Only imports that are the workspace's own
+    are looked at: relative ones, and absolute ones whose first part is a workspace folder. The
+    1.5B began project_layout with ``from .cli import main`` as ``weather/__init__.py``, then
+    "edited" the cli.py it never wrote until the run ended.
+    """
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError):
+        return None
+    package = PurePosixPath(name).parent
+    missing: dict[str, list[str]] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.level:
+            if node.level - 1 > len(package.parts):
+                continue
+            base = package.parents[node.level - 2] if node.level > 1 else package
+            if node.module:
+                targets = [(base.joinpath(*node.module.split(".")), [alias.name for alias in node.names])]
+            else:
+                targets = [(base / alias.name, []) for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module and "." in node.module:
+            targets = [(PurePosixPath(*node.module.split(".")), [alias.name for alias in node.names])]
+        elif isinstance(node, ast.Import):
+            targets = [(PurePosixPath(*alias.name.split(".")), []) for alias in node.names if "." in alias.name]
+        else:
+            continue
+        for target, names in targets:
+            module = f"{target}.py"
+            if module == name or not exists(target.parts[0]) or exists(module) or exists(f"{target}/__init__.py"):
+                continue
+            missing.setdefault(module, []).extend(names)
+    if not missing:
+        return None
+    module, names = next(iter(missing.items()))
+    defining = f", defining {', '.join(names)} (def {names[0]}(...): and its body)" if names else ""
+    what = f"{', '.join(names)} from {module}" if names else module
+    return (
+        f"Note: {name} imports {what}, which does not exist yet: write {module} next, with write_file and its "
+        f"whole content{defining}."
+    )
 
 
 _OWN_IMPORT = re.compile(r"^from\s+(\.?[\w.]+)\s+import\s+([\w ,]+?)\s*$")

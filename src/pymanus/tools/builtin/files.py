@@ -34,6 +34,7 @@ from pymanus.tools.builtin.file_formats import (
     python_literal_as_json,
     redundant_self_imports,
     refused_python,
+    unwritten_imports,
 )
 from pymanus.tools.builtin.file_search import (
     WORD,
@@ -275,7 +276,7 @@ def file_tools(
             report += f"\nNote: {hidden}"
         if real.suffix == ".py" and before and (dropped := dropped_note(jail.relative(real), before, content)):
             report += f"\n{dropped}"
-        return report + _format_note(jail.relative(real), content)
+        return report + _format_note(jail.relative(real), content) + _imports_note(jail.relative(real), content)
 
     def change(
         path: str, old_text: str, new_text: str, insert_line: int | None, replace_all: bool, context: ToolContext
@@ -344,7 +345,17 @@ def file_tools(
             report += f"\nNote: {dropped_imports_note(path, dropped_imports)}."
         if restated:
             report += f"\nNote: {restated_note(path, restated)}"
-        return report + (_elsewhere(old_text, real) if old_text else "") + _format_note(path, updated)
+        notes = _format_note(path, updated) + _imports_note(path, updated)
+        return report + (_elsewhere(old_text, real) if old_text else "") + notes
+
+    def _imports_note(path: str, text: str) -> str:
+        """The workspace modules a Python file imports that are not written yet, with the call to make."""
+        if not path.endswith(".py"):
+            return ""
+        note = unwritten_imports(
+            jail.relative(jail.resolve(path, write=True)), text, lambda name: (jail.root / name).exists()
+        )
+        return f"\n{note}" if note else ""
 
     def _elsewhere(old_text: str, edited: Path) -> str:
         """For a renamed word, the other files that still use it: renames usually span several files."""
