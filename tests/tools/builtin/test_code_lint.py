@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from pymanus.tools.builtin.code_lint import (
+    case_mismatch,
     code_mistakes,
     file_read_twice,
     float_power,
@@ -120,6 +121,33 @@ def test_a_whole_number_power_through_math_pow_is_named() -> None:
 )
 def test_float_powers_and_int_powers_are_fine(source: str) -> None:
     assert float_power(source) is None
+
+
+def test_text_with_capitals_looked_for_in_lower_cased_text_is_named() -> None:
+    # find_todos: the search found no file, and the 1.5B ran it twice more.
+    code = "import os\nfound = [p for p in paths\n         if 'TODO' in open(p).read().lower()]\n"
+    assert case_mismatch(code) == (
+        "line 3 looks for 'TODO' in text made lower case by .lower(), where it is never found; look for 'todo' "
+        "there, or leave out .lower()"
+    )
+    assert any("looks for 'TODO'" in mistake for mistake in code_mistakes(code))
+    assert "look for 'TODO:' there, or leave out .upper()" in (case_mismatch("line.upper().startswith('todo:')") or "")
+    assert "looks for 'Yes'" in (case_mismatch("answer = reply.casefold() == 'Yes'") or "")
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "'todo' in text.lower()",
+        "'TODO' in text",
+        "text.lower().count('a1-')",
+        "text.lower() == name",
+        "'TODO' in text.lower(locale)",
+        "text.strip() != 'Done'",
+    ],
+)
+def test_case_folds_that_match_are_fine(source: str) -> None:
+    assert case_mismatch(source) is None
 
 
 def test_listing_a_folder_whose_files_are_in_subfolders_is_named(tmp_path: Path) -> None:

@@ -131,6 +131,49 @@ def float_power(source: str) -> str | None:
     return None
 
 
+_FOLDS = {"lower": str.lower, "casefold": str.lower, "upper": str.upper}
+_SEARCHES = frozenset({"startswith", "endswith", "count", "find", "rfind", "index", "rindex"})
+
+
+def case_mismatch(source: str) -> str | None:
+    """A note when code looks for text with capitals in text it made lower case (or the reverse).
+
+    ``'TODO' in open(path).read().lower()`` is never true: the 1.5B's search for TODO files
+    found none, wrote an empty list and ran the same code twice more.
+    """
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError):
+        return None
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Compare) and isinstance(node.ops[0], ast.In | ast.NotIn):
+            pairs = [(node.left, node.comparators[0])]
+        elif isinstance(node, ast.Compare) and isinstance(node.ops[0], ast.Eq | ast.NotEq):
+            pairs = [(node.left, node.comparators[0]), (node.comparators[0], node.left)]
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in _SEARCHES:
+            pairs = [(node.args[0], node.func.value)] if node.args else []
+        else:
+            continue
+        for wanted, searched in pairs:
+            fold = _fold(searched)
+            if fold and isinstance(wanted, ast.Constant) and isinstance(wanted.value, str):
+                folded = _FOLDS[fold](wanted.value)
+                if folded != wanted.value:
+                    case = "upper" if fold == "upper" else "lower"
+                    return (
+                        f"line {node.lineno} looks for {wanted.value!r} in text made {case} case by .{fold}(), "
+                        f"where it is never found; look for {folded!r} there, or leave out .{fold}()"
+                    )
+    return None
+
+
+def _fold(node: ast.expr) -> str | None:
+    """``"lower"`` for ``text.lower()`` (``casefold``, ``upper`` alike), else None."""
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and not node.args:
+        return node.func.attr if node.func.attr in _FOLDS else None
+    return None
+
+
 def redefined_function(source: str) -> str | None:
     """A note when one body of code (a module, a class) defines a function or class twice.
 
@@ -326,7 +369,15 @@ def _typed_text(node: ast.expr, typed: dict[str, str]) -> str | None:
 
 def code_mistakes(source: str) -> list[str]:
     """What the lints of this module that need only the code (not its error or the workspace) say of ``source``."""
-    lints = (regex_in_replace, loop_rebinds_list, float_power, redefined_function, file_read_twice, typed_write)
+    lints = (
+        regex_in_replace,
+        loop_rebinds_list,
+        float_power,
+        case_mismatch,
+        redefined_function,
+        file_read_twice,
+        typed_write,
+    )
     return [mistake for lint in lints if (mistake := lint(source))]
 
 
