@@ -121,6 +121,31 @@ async def test_a_file_that_keeps_a_scripts_output_is_not_typed_by_hand(tmp_path:
     assert (workspace / "squares.txt").read_text() == "1\n4\n9\n"
 
 
+async def test_the_tests_a_task_says_not_to_change_stay_as_they_are(tmp_path: Path) -> None:
+    """fix_failing_test: the 1.5B added a function to test_stats.py so that its own import of it worked."""
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    (workspace / "stats.py").write_text("def double(x):\n    return x * 3\n")
+    test = "from stats import double\n\ndef test_double():\n    assert double(2) == 4\n"
+    (workspace / "test_stats.py").write_text(test)
+    model = ScriptedModel(
+        [
+            call("edit_file", path="test_stats.py", old_text="", new_text="def test_more():\n    pass\n"),
+            call("edit_file", path="stats.py", old_text="x * 3", new_text="x * 2"),
+            call("terminate", status="success", message="Fixed."),
+        ]
+    )
+    task = "The test in test_stats.py fails. Fix the bug in stats.py. Don't change the tests."
+    result = await run_preset(workspace, model, task)
+    refused, fixed = [m.text for m in result.messages if m.role == "tool"][:2]
+    assert refused == (
+        "test_stats.py was not changed: the task says not to change this file, so it stays as it is. Change the "
+        "other files instead."
+    )
+    assert fixed.startswith("Edited stats.py")
+    assert (workspace / "test_stats.py").read_text() == test
+
+
 async def test_the_file_tools_do_not_change_the_files_a_question_is_about(tmp_path: Path) -> None:
     workspace = tmp_path / "ws"
     (workspace / "config").mkdir(parents=True)

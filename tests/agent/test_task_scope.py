@@ -1,4 +1,4 @@
-"""The files a task only reads, kept as they are, and the folder it limits itself to."""
+"""The files a task only reads or says not to change, kept as they are, and the folder it limits itself to."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from pymanus.agent.task_scope import scoped_folder, source_files
+from pymanus.agent.task_scope import files_not_to_change, scoped_folder, source_files
 
 EXISTING = {"sales.csv", "orders.json", "orders.csv", "customers.csv", "products.csv", "notes.txt", "config.txt"}
 
@@ -47,3 +47,27 @@ def test_the_folder_a_task_limits_itself_to(tmp_path: Path) -> None:
     (tmp_path / "src").mkdir()
     assert scoped_folder("Find every file under src/ that contains TODO.", tmp_path) == "src"
     assert scoped_folder("Find every file under lib/ that contains TODO.", tmp_path) == ""  # not a folder here
+
+
+PROJECT = {"stats.py", "test_stats.py", "tests/test_io.py", "tests/conftest.py", "io_test.py", "config.json"}
+
+
+@pytest.mark.parametrize(
+    ("task", "kept"),
+    [
+        (
+            "Find the bug in stats.py and fix it so that the tests pass. Don't change the tests.",
+            ["io_test.py", "test_stats.py", "tests/conftest.py", "tests/test_io.py"],
+        ),
+        (
+            "Fix it without touching the test files.",
+            ["io_test.py", "test_stats.py", "tests/conftest.py", "tests/test_io.py"],
+        ),
+        ("Turn debug on, but do not modify `config.json`.", ["config.json"]),
+        ("Do not change settings.json.", []),  # not in the workspace
+        ("Change the tests so they use pytest.", []),
+        ("Fix stats.py.", []),
+    ],
+)
+def test_files_the_task_says_not_to_change(task: str, kept: list[str]) -> None:
+    assert files_not_to_change(task, PROJECT) == kept

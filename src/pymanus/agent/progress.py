@@ -26,7 +26,13 @@ from pymanus.agent.loop import WITHHELD_TOOLS
 from pymanus.agent.renames import rename_notes
 from pymanus.agent.saved_output import saved_output
 from pymanus.agent.task_checks import CheckResult
-from pymanus.agent.task_scope import FILE_NAME, SOURCE_KEEPS_FILES, source_files
+from pymanus.agent.task_scope import (
+    FILE_NAME,
+    SOURCE_KEEPS_FILES,
+    TASK_KEEPS_FILES,
+    files_not_to_change,
+    source_files,
+)
 from pymanus.sandbox.streams import fit
 from pymanus.tools.builtin.code_lint import code_mistakes, undiscoverable_test
 from pymanus.tools.builtin.file_formats import format_problem
@@ -411,11 +417,16 @@ def task_message(task: str, context: ToolContext, checks: Sequence[CheckResult] 
     context.state[PRINTED_FILES] = {} if saved is None else {PurePosixPath(saved.file).as_posix(): saved.script}
     if snapshot is not None and asks_only(task):
         context.state[_ORIGINALS] = _originals(workspace, snapshot)
-        context.state[KEPT_FILES] = (frozenset(snapshot), QUESTION_KEEPS_FILES)
+        context.state[KEPT_FILES] = dict.fromkeys(snapshot, QUESTION_KEEPS_FILES)
         context.state[WITHHELD_TOOLS] = FILE_CHANGING_TOOLS  # a question needs no file written
-    elif snapshot is not None and (sources := source_files(task, snapshot)):
-        context.state[_ORIGINALS] = _originals(workspace, {name: snapshot[name] for name in sources})
-        context.state[KEPT_FILES] = (frozenset(sources), SOURCE_KEEPS_FILES)
+    elif snapshot is not None:
+        kept = {
+            **dict.fromkeys(source_files(task, snapshot), SOURCE_KEEPS_FILES),
+            **dict.fromkeys(files_not_to_change(task, snapshot), TASK_KEEPS_FILES),
+        }
+        if kept:
+            context.state[_ORIGINALS] = _originals(workspace, {name: snapshot[name] for name in kept})
+            context.state[KEPT_FILES] = kept
     shown: list[str] = []
     parts = [task, describe_workspace(workspace, shown=shown)]
     context.state[SHOWN_FILES] = {path: snapshot[path] for path in shown if snapshot and path in snapshot}

@@ -1,5 +1,6 @@
-"""What a task's words bound: the folder it limits itself to ("every file under src/"), and
-the files it only reads ("Convert products.csv to products.json").
+"""What a task's words bound: the folder it limits itself to ("every file under src/"), the
+files it only reads ("Convert products.csv to products.json"), and the files it says not to
+change ("Don't change the tests").
 
 The 1.5B converted products.csv, then renamed its ``sku`` column with ``edit_file`` and
 converted it again: the user's data changed though the task asked only to read it. Files the
@@ -67,3 +68,31 @@ def source_files(task: str, existing: Collection[str]) -> list[str]:
     # source beside an output the task names.
     outputs = set(FILE_NAME.findall(task)) - set(sources)
     return [name for name, makes_another in sources.items() if makes_another or outputs]
+
+
+# "Don't change the tests", "do not modify config.json", "without touching the test files".
+_NOT_TO_CHANGE = re.compile(
+    r"\b(?:don't|do\s+not|never|without)\s+(?:change|changing|modify|modifying|edit|editing|touch|touching"
+    rf"|alter|altering)\s+(?:the\s+|any\s+)?(?:(?P<tests>(?:unit\s+)?tests|test\s+files)\b|`?{_FILE}`?)",
+    re.IGNORECASE,
+)
+_TEST_PATH = re.compile(r"(?:^|/)(?:test_\w*\.py|\w+_test\.py|tests?/.*)$")
+
+TASK_KEEPS_FILES = "the task says not to change this file, so it stays as it is. Change the other files instead."
+"""Why the file tools refuse to change a file the task says not to change."""
+
+
+def files_not_to_change(task: str, existing: Collection[str]) -> list[str]:
+    """The files of ``existing`` (workspace paths) that ``task`` says not to change: named ones, or
+    the test files for "the tests".
+
+    fix_failing_test says "Don't change the tests"; the 1.5B added a ``test_median_even``
+    function to test_stats.py so that its own import of that name would work.
+    """
+    kept: list[str] = []
+    for match in _NOT_TO_CHANGE.finditer(task):
+        if match["tests"]:
+            kept += [name for name in sorted(existing) if _TEST_PATH.search(name)]
+        elif match.group(2) in existing:
+            kept.append(match.group(2))
+    return list(dict.fromkeys(kept))

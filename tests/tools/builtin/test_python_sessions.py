@@ -243,6 +243,19 @@ async def test_common_modules_are_already_imported(once: Tool) -> None:
     assert "Already imported: json" in once.description
 
 
+async def test_a_method_imported_from_a_module_is_named_as_the_method_it_is(runner: PythonRunner) -> None:
+    # fix_failing_test: the 1.5B imported a TestCase's method from the test module, was told to write it
+    # there, and added a copy to the test file.
+    test = "import unittest\n\nclass StatsTest(unittest.TestCase):\n    def test_median_even(self):\n        pass\n"
+    (runner.sandbox.workspace / "test_stats.py").write_text(test)
+    result = await call(runner.tool, "from test_stats import test_median_even")
+    assert result.is_error and result.text.endswith(
+        "`test_median_even` in test_stats.py is a method of the class StatsTest, not a name the module defines, "
+        "so it cannot be imported: import StatsTest, or call it on an instance, StatsTest().test_median_even(...). "
+        "Run the tests with `python -m unittest test_stats`."
+    )
+
+
 async def test_a_name_missing_from_a_workspace_module_says_where_to_write_it(runner: PythonRunner) -> None:
     workspace = runner.sandbox.workspace
     (workspace / "textutils.py").write_text("def word_count(text):\n    return len(text.split())\n")

@@ -65,9 +65,9 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 PREVIEW_ROWS = 20
 KEPT_FILES = "files.kept"
-"""``ToolContext.state`` key: ``(paths, reason)``, workspace files (relative, ``/``-separated) that
+"""``ToolContext.state`` key: ``{path: reason}``, workspace files (relative, ``/``-separated) that
 ``write_file`` and ``edit_file`` refuse to change this run, and why (the Manus preset keeps the
-inputs of a task that only asks a question)."""
+inputs of a task that only asks a question, and the tests of one that says not to change them)."""
 SHOWN_FILES = "files.shown"
 """``ToolContext.state`` key: workspace files the run's first message showed whole, with their
 (modification time in ns, size) then; ``read_file`` of one still so says so instead of showing
@@ -216,8 +216,7 @@ def file_tools(
             return _numbered(path, handle, start_line or 1, end_line, max_chars, count_all=size <= 50_000_000)
 
     def refuse_kept(real: Path, context: ToolContext) -> None:
-        paths, reason = context.state.get(KEPT_FILES, ((), ""))
-        if jail.relative(real) in paths:
+        if reason := context.state.get(KEPT_FILES, {}).get(jail.relative(real)):
             raise ToolError(f"{jail.relative(real)} was not changed: {reason}")
         if script := context.state.get(PRINTED_FILES, {}).get(file := jail.relative(real)):
             raise ToolError(

@@ -13,6 +13,7 @@
 
 from __future__ import annotations
 
+import ast
 import re
 from pathlib import Path, PurePosixPath
 
@@ -44,11 +45,39 @@ def missing_name_note(workspace: Path, missing: str, where: str, error: str, *, 
             f"asks for it in {where}, write it there (edit_file with an empty old_text adds code after the last "
             f"line); otherwise import it from where it is: from {home} import {missing}."
         )
+    if owner := _method_owner(workspace / where, missing):
+        runs = (
+            f" Run the tests with `python -m unittest {where[:-3].replace('/', '.')}`."
+            if missing[:5] == "test_"
+            else ""
+        )
+        return (
+            f"`{missing}` in {where} is a method of the class {owner}, not a name the module defines, so it cannot "
+            f"be imported: import {owner}, or call it on an instance, {owner}().{missing}(...).{runs}"
+        )
     return (
         f"{where} in the workspace does not define `{missing}` yet. If the task asks for it, write it there "
         f'before testing it: edit_file with path "{where}", old_text "" and the new code as new_text (it is '
         "added after the last line), or write_file with the whole updated file."
     )
+
+
+def _method_owner(module_file: Path, name: str) -> str | None:
+    """The top-level class of ``module_file`` that defines the method ``name`` (None: none does).
+
+    fix_failing_test: the 1.5B imported ``test_median_even`` from test_stats.py, where it is a
+    method of a ``TestCase``, was told to write it there, and added a copy to the test file.
+    """
+    try:
+        tree = ast.parse(module_file.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, SyntaxError, ValueError):
+        return None
+    for node in tree.body:
+        if isinstance(node, ast.ClassDef) and any(
+            isinstance(item, ast.FunctionDef | ast.AsyncFunctionDef) and item.name == name for item in node.body
+        ):
+            return node.name
+    return None
 
 
 def _self_import(workspace: Path, module_file: str) -> str | None:
