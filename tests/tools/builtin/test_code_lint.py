@@ -19,10 +19,10 @@ from pymanus.tools.builtin.code_lint import (
     regex_in_replace,
     rereads_output,
     session_definitions,
-    shallow_listing,
     typed_write,
     undiscoverable_test,
 )
+from pymanus.tools.builtin.listing_lint import missing_walk_folder, shallow_listing
 
 
 @pytest.mark.parametrize(
@@ -121,6 +121,20 @@ def test_a_whole_number_power_through_math_pow_is_named() -> None:
 )
 def test_float_powers_and_int_powers_are_fine(source: str) -> None:
     assert float_power(source) is None
+
+
+def test_walking_a_folder_the_workspace_does_not_have_is_named(tmp_path: Path) -> None:
+    # word_counts: os.walk('.\\texts') found no file, without an error, and the table got no rows.
+    (tmp_path / "texts").mkdir()
+    (tmp_path / "src").mkdir()
+    code = "import os\nfor folder, _, names in os.walk('.\\\\texts'):\n    print(names)\n"
+    assert missing_walk_folder(code, tmp_path) == (
+        "line 2 walks '.\\\\texts', which is not a folder of the workspace (paths take /, not \\), so os.walk "
+        "gives nothing, without an error; its folders are src, texts"
+    )
+    assert "walks 'text', which is not" in (missing_walk_folder("os.walk('text')", tmp_path) or "")
+    for fine in ("os.walk('texts')", "os.walk('./src/')", "os.walk(folder)", "os.walk('../..')", "ast.walk('x')"):
+        assert missing_walk_folder(fine, tmp_path) is None, fine
 
 
 def test_text_with_capitals_looked_for_in_lower_cased_text_is_named() -> None:

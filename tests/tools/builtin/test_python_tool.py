@@ -206,6 +206,11 @@ async def test_a_missing_file_points_to_the_files_of_that_name(once: Tool, sandb
     assert "os.walk" not in result.text
     nowhere = await call(once, "open('beta.txt').read()")
     assert "the workspace has no file named beta.txt" in nowhere.text
+    lost = await call(once, "for folder, _, names in os.walk('text'):\n    print(names)")
+    assert lost.text.endswith(
+        "Note: your code's line 1 walks 'text', which is not a folder of the workspace, so os.walk gives nothing, "
+        "without an error; its folders are texts."
+    )
     # find_todos: a name from os.walk opened without its folder.
     walked = await call(once, "for folder, _, names in os.walk('.'):\n    for name in names:\n        open(name)")
     assert walked.text.endswith(

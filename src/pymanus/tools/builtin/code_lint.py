@@ -8,7 +8,6 @@ the python tool name the line instead.
 from __future__ import annotations
 
 import ast
-import itertools
 import re
 from collections.abc import Collection
 from pathlib import Path, PurePosixPath
@@ -417,48 +416,6 @@ def index_column_key(source: str, error: str) -> str | None:
                         f"longer a column and selecting it fails; leave out {how} (or call .reset_index() "
                         f"before selecting) so that {column.value!r} stays a column"
                     )
-    return None
-
-
-_NESTED_LOOKED_AT = 200
-"""Entries below a listed folder looked at for a file in a subfolder (a bound in a huge workspace)."""
-
-
-def shallow_listing(source: str, workspace: Path) -> str | None:
-    """What is wrong when the code lists a workspace folder with ``os.listdir`` and its files are in subfolders.
-
-    "Find every file under src/ that contains TODO": the 1.5B looped over ``os.listdir('.')``,
-    found nothing, and typed a list of paths instead.
-    """
-    try:
-        tree = ast.parse(source)
-    except (SyntaxError, ValueError):
-        return None
-    for node in ast.walk(tree):
-        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "listdir"):
-            continue
-        argument = node.args[0] if node.args else ast.Constant(".")
-        if isinstance(argument, ast.Constant) and isinstance(argument.value, str):
-            folder = argument.value or "."
-            if nested := _file_in_subfolder(workspace, folder):
-                return (
-                    f"line {node.lineno} lists {folder!r} with os.listdir, which gives the names in that one folder "
-                    f"only, not the files in its subfolders (such as {nested}); os.walk({folder!r}) visits them all"
-                )
-    return None
-
-
-def _file_in_subfolder(workspace: Path, folder: str) -> str | None:
-    """A file (workspace-relative) inside a subfolder of ``folder``, if the workspace has one."""
-    root = workspace.resolve()
-    listed = (root / folder).resolve()
-    if not listed.is_relative_to(root) or not listed.is_dir():
-        return None
-    for sub in sorted(listed.iterdir()):
-        if sub.is_dir() and not sub.name.startswith("."):
-            found = (p for p in itertools.islice(sub.rglob("*"), _NESTED_LOOKED_AT) if p.is_file())
-            if (path := next(found, None)) is not None:
-                return path.relative_to(root).as_posix()
     return None
 
 

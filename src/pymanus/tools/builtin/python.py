@@ -42,10 +42,10 @@ from pymanus.tools.builtin.code_lint import (
     prints_only_literals,
     rereads_output,
     session_definitions,
-    shallow_listing,
 )
 from pymanus.tools.builtin.code_repair import repair
 from pymanus.tools.builtin.keyword_aliases import rename_keywords
+from pymanus.tools.builtin.listing_lint import missing_walk_folder, shallow_listing
 from pymanus.tools.builtin.python_commands import PythonCommand, split_commands
 from pymanus.tools.builtin.python_hints import missing_file_note, missing_name_note, no_tests_note
 from pymanus.tools.builtin.python_session import BlockOutcome, WorkerSession, frame, parse_status
@@ -192,6 +192,7 @@ class PythonRunner:
         workspace = self.sandbox.workspace
         found = [
             shallow_listing(ran, workspace),
+            missing_walk_folder(ran, workspace),
             session_definitions(ran, workspace),
             rereads_output(ran, earlier_outputs),
             index_column_key(ran, text) if result.is_error else None,
