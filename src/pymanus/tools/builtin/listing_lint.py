@@ -61,8 +61,9 @@ def missing_walk_folder(source: str, workspace: Path) -> str | None:
         return None
     root = workspace.resolve()
     for node in ast.walk(tree):
-        function = node.func if isinstance(node, ast.Call) else None
-        if not (isinstance(function, ast.Attribute) and function.attr == "walk" and _named(function.value, "os")):
+        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "walk"):
+            continue
+        if not (isinstance(node.func.value, ast.Name) and node.func.value.id == "os"):
             continue
         argument = node.args[0] if node.args else None
         if not (isinstance(argument, ast.Constant) and isinstance(argument.value, str)):
@@ -77,7 +78,3 @@ def missing_walk_folder(source: str, workspace: Path) -> str | None:
                 f"os.walk gives nothing, without an error; {has}"
             )
     return None
-
-
-def _named(node: ast.expr, name: str) -> bool:
-    return isinstance(node, ast.Name) and node.id == name
