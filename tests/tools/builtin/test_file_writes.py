@@ -95,7 +95,7 @@ async def test_a_module_importing_names_it_defines_is_written_without_that_line(
     appended = await call(tools["edit_file"], path="textutils.py", old_text="", new_text=new)
     assert not appended.is_error and "Lines 3-4 now read" in appended.text
     assert appended.text.endswith(
-        "Note: `from textutils import slugify, word_count as wc` was left out: textutils.py defines those names "
+        "Note: `from textutils import slugify, word_count as wc` was left out: textutils.py defines its own names "
         "itself, and a module that imports itself fails as a circular import."
     )
     assert (jail.root / "textutils.py").read_text() == original + new.split("\n", 1)[1]
@@ -106,6 +106,12 @@ async def test_a_module_importing_names_it_defines_is_written_without_that_line(
     )
     assert not whole.is_error and "Note: `from textutils import slugify` was left out" in whole.text
     assert (jail.root / "textutils.py").read_text() == "slugify = str.lower\n"
+    # add_function: a whole new module that began by importing a name it no longer defined was refused three times.
+    content = "from textutils import slugify, word_count\n\ndef slugify(title):\n    return title.lower()\n"
+    rewritten = await call(tools["write_file"], path="textutils.py", content=content)
+    assert not rewritten.is_error and "Note: `from textutils import slugify, word_count` was left out" in rewritten.text
+    assert "textutils.py no longer defines" not in rewritten.text  # slugify = str.lower was no def
+    assert (jail.root / "textutils.py").read_text() == content.split("\n", 1)[1]
 
 
 @pytest.mark.parametrize("line", ["from . import cli", "import weather.cli"])

@@ -199,32 +199,36 @@ _TOP_LEVEL_NAME = re.compile(r"^(?:(?:async\s+)?def|class)\s+(\w+)|^(\w+)\s*(?::
 
 
 def redundant_self_imports(name: str, new_text: str, module_text: str) -> tuple[str, list[str]]:
-    """``new_text`` without its lines that import, from the module ``name`` itself, names the module defines.
+    """``new_text`` without its lines that import names from the module ``name`` itself.
 
     ``module_text`` is the whole module the lines go into. ``from textutils import slugify`` at the
     top of textutils.py fails as a circular import, and small models kept writing it above the
-    function they added, again after being told; the module defines the names anyway, so the
-    line is dropped (and the tools say so). Returns the text and the dropped lines.
+    function they added, again after being told; the line is dropped (and the tools say so) when
+    the module defines the names anyway, or when ``new_text`` has code besides (the 1.5B's whole
+    new textutils.py began with such a line and was refused three times). Returns the text and
+    the dropped lines.
     """
     stem, dotted = _module_names(name)
     own = {stem, dotted, f".{stem}"}
     defined = {first or second for first, second in _TOP_LEVEL_NAME.findall(module_text)}
-    kept, dropped = [], []
-    for line in new_text.splitlines(keepends=True):
+    lines = new_text.splitlines(keepends=True)
+    imported: dict[int, list[str]] = {}
+    for number, line in enumerate(lines):
         match = _OWN_IMPORT.match(line.rstrip("\r\n"))
         names = [part.split()[0] for part in match[2].split(",") if part.strip()] if match else []
-        if match and match[1] in own and names and all(item in defined for item in names):
-            dropped.append(line.strip())
-        else:
-            kept.append(line)
-    return "".join(kept), dropped
+        if match and match[1] in own and names:
+            imported[number] = names
+    other_code = any(line.strip() for number, line in enumerate(lines) if number not in imported)
+    dropped = [n for n, names in imported.items() if other_code or all(item in defined for item in names)]
+    kept = "".join(line for number, line in enumerate(lines) if number not in dropped)
+    return kept, [lines[number].strip() for number in dropped]
 
 
 def dropped_imports_note(name: str, dropped: list[str]) -> str:
     """Why :func:`redundant_self_imports` dropped ``dropped`` ("`from m import f` was left out: ...")."""
     lines = ", ".join(f"`{line}`" for line in dropped)
     return (
-        f"{lines} was left out: {name} defines those names itself, and a module that imports itself "
+        f"{lines} was left out: {name} defines its own names itself, and a module that imports itself "
         "fails as a circular import"
     )
 
