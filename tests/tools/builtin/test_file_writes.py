@@ -335,6 +335,12 @@ async def test_a_module_that_imports_a_workspace_module_not_written_yet_names_it
     assert "imports main from weather/cli.py, which does not exist yet" in written.text
     edited = await call(tools["edit_file"], path="./weather/__init__.py", old_text="", new_text="from . import api\n")
     assert "Note: weather/__init__.py imports main from weather/cli.py" in edited.text  # the first one missing
+    absolute = await call(tools["write_file"], path="weather/__init__.py", content="from weather import cli\n")
+    assert absolute.text.endswith(
+        "Note: weather/__init__.py imports weather/cli.py, which does not exist yet: write weather/cli.py next, "
+        "with write_file and its whole content."
+    )
+    await call(tools["write_file"], path="weather/__init__.py", content="from .cli import main\n")
     cli = await call(tools["write_file"], path="weather/cli.py", content="def main():\n    print('ready')\n")
     assert "does not exist yet" not in cli.text
     await call(tools["write_file"], path="weather/api.py", content="")

@@ -174,6 +174,13 @@ def unwritten_imports(name: str, text: str, exists: Callable[[str], bool]) -> st
                 targets = [(base / alias.name, []) for alias in node.names]
         elif isinstance(node, ast.ImportFrom) and node.module and "." in node.module:
             targets = [(PurePosixPath(*node.module.split(".")), [alias.name for alias in node.names])]
+        elif (
+            isinstance(node, ast.ImportFrom)
+            and name.endswith("/__init__.py")
+            and node.module == ".".join(package.parts)
+        ):
+            # `from weather import cli` in weather/__init__.py imports the package's own modules
+            targets = [(package / alias.name, []) for alias in node.names]
         elif isinstance(node, ast.Import):
             targets = [(PurePosixPath(*alias.name.split(".")), []) for alias in node.names if "." in alias.name]
         else:
