@@ -24,7 +24,6 @@ from pymanus.messages import Message, ToolCall
 from pymanus.models import packs
 from pymanus.models.base import PYTHON_SOURCE, ModelResponse, ModelSettings, TextChunk, ToolDefinition
 from pymanus.models.local import LocalModel, json_string_prefix, parse_output, resolve_spec
-from pymanus.models.local_format import closed_inside_call
 from pymanus.models.local_runtime import _Runtime, cpu_has_amx, without_extra_buffer_types
 from pymanus.models.prompt_cache import MIN_SHIFTED, common_prefix, skipped_span
 
@@ -158,14 +157,6 @@ def test_prompt_tokens_splice_each_reply_as_it_was_sampled() -> None:
     assert runtime.prompt_tokens("ab CALL c CALL") == [1, *b"ab ", *reply, *b" c ", *reply]
     assert runtime.prompt_tokens("no reply short") == runtime.tokenize("no reply short") == [1, *b"no reply short"]
     assert runtime.prompt_tokens("CALL") == [1, *reply]
-
-
-def test_a_closing_tag_the_grammar_did_not_close_with() -> None:
-    call = '<tool_call>\n{"name": "add", "arguments": {"a": 1, "b": 2}}\n</tool_call>'
-    assert not closed_inside_call(call)  # the grammar's own end
-    assert not closed_inside_call(call + '\n<tool_call>\n{"name": "add", "arguments": {"a": "x')  # still writing
-    assert closed_inside_call(call + '\n<tool_call>\n{"name": "add", "arguments": {"a": "print(1\\"}}</tool_call>')
-    assert closed_inside_call('<tool_call>\n{"name": "add", "arguments": {"a": "x</tool_call>')
 
 
 def test_parse_native_calls_final_answer_and_text() -> None:
