@@ -179,3 +179,57 @@ async def test_the_file_tools_do_not_change_the_files_a_question_is_about(tmp_pa
     await run_preset(workspace, change, "Set the staging port in config/servers.ini to 9091.")
     assert settings.read_text() == "[staging]\nport = 9091\n"  # a task that asks for the change gets it
     assert "edit_file" in {tool.name for tool in change.request_tools[0]}
+
+
+async def test_a_list_of_files_picked_by_content_comes_from_code(tmp_path: Path) -> None:
+    """find_todos: the 1.5B read one file and typed a list of four to six paths from their names."""
+    workspace = tmp_path / "ws"
+    (workspace / "src" / "app" / "db").mkdir(parents=True)
+    (workspace / "src" / "app" / "main.py").write_text("# TODO: read the port\n")
+    (workspace / "src" / "app" / "utils.py").write_text("def slug(text):\n    return text\n")
+    (workspace / "src" / "app" / "db" / "models.py").write_text("# TODO: add an index\n")
+    (workspace / "README.md").write_text("TODO: write the docs\n")
+    walk = (
+        "import os\nfor root, _, names in os.walk('.'):\n    for name in sorted(names):\n"
+        "        path = os.path.join(root, name)\n        if 'TODO' in open(path).read():\n            print(path)\n"
+    )
+    model = ScriptedModel(
+        [
+            call("write_file", path="todo_files.txt", content="src/app/main.py\nsrc/app/utils.py\n"),
+            call("python", code=walk),
+            call("write_file", path="todo_files.txt", content="./README.md\nsrc/app/main.py\nsrc/app/db/models.py"),
+            call("edit_file", path="todo_files.txt", old_text="", new_text="src/app/main.py\nsrc/app/utils.py\n"),
+            call("write_file", path="todo_files.txt", content="src/app/main.py\nsrc/app/db/models.py\n"),
+            call("terminate", status="success", message="Listed."),
+        ]
+    )
+    task = "Find every file under src/ that contains TODO and write their paths to todo_files.txt, one per line."
+    result = await run_preset(workspace, model, task)
+    guessed, _, outside, unshown, written = [m.text for m in result.messages if m.role == "tool"][:5]
+    assert guessed == (
+        "todo_files.txt was not written: the task picks files by what is in them, so the list must come from code "
+        "that reads every file, and no code has printed any of them yet (a list typed from file names misses some "
+        "and adds others). Call python: walk src/ with os.walk('src/'), open and read each file, and write the "
+        "paths found in that code with write_file('todo_files.txt', '\\n'.join(found))."
+    )
+    assert outside.startswith(
+        "todo_files.txt was not written: the task asks only for files under src/, and README.md is not under it."
+    )
+    assert "no code's output shows 1 of the 2 paths it would list" in unshown
+    assert written.startswith("Created todo_files.txt")
+    assert result.state is RunState.FINISHED
+    assert (workspace / "todo_files.txt").read_text() == "src/app/main.py\nsrc/app/db/models.py\n"
+
+
+async def test_a_list_of_files_a_task_does_not_pick_by_content_may_be_typed(tmp_path: Path) -> None:
+    workspace = tmp_path / "ws"
+    (workspace / "src").mkdir(parents=True)
+    (workspace / "src" / "main.py").write_text("print('hi')\n")
+    model = ScriptedModel(
+        [
+            call("write_file", path="files.txt", content="src/main.py\n"),
+            call("terminate", status="success", message="Listed."),
+        ]
+    )
+    result = await run_preset(workspace, model, "Write the path of main.py to files.txt.")
+    assert next(m.text for m in result.messages if m.role == "tool").startswith("Created files.txt")

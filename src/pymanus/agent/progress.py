@@ -31,12 +31,14 @@ from pymanus.agent.task_scope import (
     SOURCE_KEEPS_FILES,
     TASK_KEEPS_FILES,
     files_not_to_change,
+    scoped_folder,
+    selects_files,
     source_files,
 )
 from pymanus.sandbox.streams import fit
 from pymanus.tools.builtin.code_lint import code_mistakes, undiscoverable_test
 from pymanus.tools.builtin.file_formats import format_problem
-from pymanus.tools.builtin.files import KEPT_FILES, NUMBERED_LINE, PRINTED_FILES, SHOWN_FILES, TASK_FOLDERS
+from pymanus.tools.builtin.files import FOUND_FILES, KEPT_FILES, NUMBERED_LINE, PRINTED_FILES, SHOWN_FILES, TASK_FOLDERS
 from pymanus.tools.builtin.python import CODE_WROTE
 from pymanus.tools.builtin.workspace_scan import Snapshot, changed_files, describe_workspace, file_stamp, scan
 from pymanus.tools.tool import ToolContext
@@ -336,7 +338,7 @@ def uncomputed_outputs(task: str, context: ToolContext, *, code_since: float | N
             continue
         text = read_head(path)
         listed = [other for other in inputs if other in text]
-        if len(listed) < 2 or (len(listed) == len(inputs) and not _SELECTS_FILES.search(task)):
+        if len(listed) < 2 or (len(listed) == len(inputs) and not selects_files(task)):
             listed = []  # every input named: a report on each of them, not a list of files found by content
         if code_since is not None:
             shown_numbers = known | _numbers(printed)
@@ -381,10 +383,6 @@ def uncomputed_outputs(task: str, context: ToolContext, *, code_since: float | N
     return problems
 
 
-_SELECTS_FILES = re.compile(
-    r"\bfiles?\s+(?:\S+\s+){0,4}?(?:that|which|whose|containing)\b|\bwhich\s+(?:\S+\s+){0,2}?files?\b", re.IGNORECASE
-)
-"""A task that picks files by what is in them ("every file under src/ that contains TODO")."""
 _CLOCK_SLACK = 1.0
 """Seconds a file's modification time may trail the clock (file systems stamp coarsely): a file
 that code wrote must not count as written before it."""
@@ -410,11 +408,13 @@ def task_message(task: str, context: ToolContext, checks: Sequence[CheckResult] 
     """The task, then a briefing on the workspace and the checks; remembers the workspace as it was."""
     workspace = Path(context.workspace)
     context.state[_START] = snapshot = scan(workspace)
-    for key in (_ORIGINALS, KEPT_FILES, WITHHELD_TOOLS):  # set below for this task alone
+    for key in (_ORIGINALS, KEPT_FILES, WITHHELD_TOOLS, FOUND_FILES):  # set below for this task alone
         context.state.pop(key, None)
     context.state[TASK_FOLDERS] = frozenset(folder.rstrip("/") for folder in missing_folders(task, workspace, snapshot))
     saved = saved_output(task)
     context.state[PRINTED_FILES] = {} if saved is None else {PurePosixPath(saved.file).as_posix(): saved.script}
+    if selects_files(task):
+        context.state[FOUND_FILES] = scoped_folder(task, workspace)
     if snapshot is not None and asks_only(task):
         context.state[_ORIGINALS] = _originals(workspace, snapshot)
         context.state[KEPT_FILES] = dict.fromkeys(snapshot, QUESTION_KEEPS_FILES)

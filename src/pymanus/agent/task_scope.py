@@ -47,6 +47,17 @@ SOURCE_KEEPS_FILES = (
 """Why the file tools refuse to change a file the task only reads."""
 
 
+_SELECTS_FILES = re.compile(
+    r"\bfiles?\s+(?:\S+\s+){0,4}?(?:that|which|whose|containing)\b|\bwhich\s+(?:\S+\s+){0,2}?files?\b", re.IGNORECASE
+)
+"""A task that picks files by what is in them ("every file under src/ that contains TODO")."""
+
+
+def selects_files(task: str) -> bool:
+    """Whether ``task`` picks workspace files by what is in them ("every file under src/ that contains TODO")."""
+    return _SELECTS_FILES.search(task) is not None
+
+
 def scoped_folder(task: str, workspace: Path) -> str:
     """The workspace folder ``task`` names as where its files are (``"src"``), or ``""`` for none."""
     named = _FOLDER.search(task)

@@ -47,6 +47,8 @@ from pymanus.tools.builtin.file_search import (
     text_uses,
     word_uses,
 )
+from pymanus.tools.builtin.found_files import guessed_listing
+from pymanus.tools.builtin.python import CODE_OUTPUT
 from pymanus.tools.builtin.text_edits import (
     insert_lines,
     new_definitions,
@@ -80,6 +82,10 @@ PRINTED_FILES = "files.printed"
 """``ToolContext.state`` key: ``{file: script}``, files the task says keep what a script prints, which
 ``write_file`` and ``edit_file`` refuse to write (the 1.5B typed squares.txt before it wrote squares.py,
 and its squares.py then printed something else)."""
+FOUND_FILES = "files.found"
+"""``ToolContext.state`` key: the folder (``""``: the whole workspace) of a task that picks files by what
+is in them; ``write_file`` and ``edit_file`` refuse a list of them the run's code did not print
+(:func:`~pymanus.tools.builtin.found_files.guessed_listing`)."""
 MAX_LINE_CHARS = 2_000
 UNDO_DEPTH = 20
 
@@ -215,15 +221,21 @@ def file_tools(
             handle.seek(0)
             return _numbered(path, handle, start_line or 1, end_line, max_chars, count_all=size <= 50_000_000)
 
-    def refuse_kept(real: Path, context: ToolContext) -> None:
-        if reason := context.state.get(KEPT_FILES, {}).get(jail.relative(real)):
-            raise ToolError(f"{jail.relative(real)} was not changed: {reason}")
-        if script := context.state.get(PRINTED_FILES, {}).get(file := jail.relative(real)):
+    def refuse_change(real: Path, context: ToolContext, text: str) -> None:
+        """Refuse to write ``text`` to a file the task keeps, fills by running a script, or lists by content."""
+        file = jail.relative(real)
+        if reason := context.state.get(KEPT_FILES, {}).get(file):
+            raise ToolError(f"{file} was not changed: {reason}")
+        if script := context.state.get(PRINTED_FILES, {}).get(file):
             raise ToolError(
                 f"{file} was not written: the task asks for it to hold what {script} prints, so it comes from "
                 f"running the script, not from typing it. Write {script} if it is not written yet, then call "
                 f"python with the code `python {script} > {file}`."
             )
+        if (folder := context.state.get(FOUND_FILES)) is not None and (
+            refusal := guessed_listing(file, text, jail.root, folder=folder, printed=context.state.get(CODE_OUTPUT, ""))
+        ):
+            raise ToolError(refusal)
 
     @_observed
     def write_file(path: str, content: str, *, context: ToolContext) -> str:
@@ -234,7 +246,7 @@ def file_tools(
             content: the complete new content of the file.
         """
         real = jail.resolve(path, write=True)
-        refuse_kept(real, context)
+        refuse_change(real, context, content)
         if not real.exists() and (folder := jail.relative(real)) in context.state.get(TASK_FOLDERS, ()):
             inside = "test_main.py" if PurePosixPath(folder).name.startswith("test") else "__init__.py"
             raise ToolError(
@@ -281,7 +293,7 @@ def file_tools(
         path: str, old_text: str, new_text: str, insert_line: int | None, replace_all: bool, context: ToolContext
     ) -> str:
         """Replace ``old_text`` (once or everywhere), or with an empty one add lines (after ``insert_line``)."""
-        refuse_kept(jail.resolve(path, write=True), context)
+        refuse_change(jail.resolve(path, write=True), context, new_text)
         if replace_all and not old_text:
             raise ToolError("replace_all replaces every occurrence of old_text: give the old_text to replace.")
         if old_text and insert_line is not None:
