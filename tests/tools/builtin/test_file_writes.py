@@ -42,6 +42,10 @@ async def test_a_change_that_breaks_a_module_that_parsed_is_refused(tools: dict[
     )
     replaced = await call(tools["edit_file"], path="textutils.py", old_text="(text):", new_text="(text:")
     assert replaced.is_error and "line 1: 'def title_case(text:'" in replaced.text
+    # add_function, run 65: the body of the new function left unindented, which only the compiler rejects.
+    unindented = 'def slugify(title):\n    """A slug."""\n\ntitle = title.lower()\nreturn title\n'
+    compiled = await call(tools["edit_file"], path="textutils.py", old_text="", new_text=unindented)
+    assert compiled.is_error and "('return' outside function, line 7: 'return title')" in compiled.text
     overwritten = await call(tools["write_file"], path="textutils.py", content="def title_case(text)\n")
     assert overwritten.is_error and "textutils.py is unchanged: with this change it would not be" in overwritten.text
     assert (jail.root / "textutils.py").read_text() == original

@@ -304,12 +304,13 @@ def broken_python(name: str, before: str, after: str) -> str | None:
     The 1.5B appended a function with a docstring it never closed; the edit was kept with a
     warning, every later import failed, and its next edits went below the broken line.
     """
+    # compile, not ast.parse: "'return' outside function" (a body left unindented) is raised by the compiler.
     try:
-        ast.parse(before)
+        compile(before, name, "exec", dont_inherit=True)
     except (SyntaxError, ValueError):
         return None
     try:
-        ast.parse(after)
+        compile(after, name, "exec", dont_inherit=True)
     except SyntaxError as exc:
         lines = after.splitlines()
         shown = f": {lines[exc.lineno - 1].strip()!r}" if exc.lineno and exc.lineno <= len(lines) else ""
