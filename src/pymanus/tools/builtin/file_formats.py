@@ -206,7 +206,8 @@ _TOP_LEVEL_NAME = re.compile(r"^(?:(?:async\s+)?def|class)\s+(\w+)|^(\w+)\s*(?::
 
 
 def redundant_self_imports(name: str, new_text: str, module_text: str) -> tuple[str, list[str]]:
-    """``new_text`` without its lines that import names from the module ``name`` itself.
+    """``new_text`` without its lines that import names from the module ``name`` itself, or from its
+    package names the module defines.
 
     ``module_text`` is the whole module the lines go into. ``from textutils import slugify`` at the
     top of textutils.py fails as a circular import, and small models kept writing it above the
@@ -217,6 +218,7 @@ def redundant_self_imports(name: str, new_text: str, module_text: str) -> tuple[
     """
     stem, dotted = _module_names(name)
     own = {stem, dotted, f".{stem}"}
+    package = {".", dotted.rpartition(".")[0]} - {""} if "." in dotted else set()
     defined = {first or second for first, second in _TOP_LEVEL_NAME.findall(module_text)}
     lines = new_text.splitlines(keepends=True)
     imported: dict[int, list[str]] = {}
@@ -224,6 +226,10 @@ def redundant_self_imports(name: str, new_text: str, module_text: str) -> tuple[
         match = _OWN_IMPORT.match(line.rstrip("\r\n"))
         names = [part.split()[0] for part in match[2].split(",") if part.strip()] if match else []
         if match and match[1] in own and names:
+            imported[number] = names
+        elif match and match[1] in package and names and all(item in defined for item in names):
+            # weather/cli.py began `from . import main` above its own `def main():`: the package's
+            # __init__ imports main from cli, so the import is circular, and the def replaces it anyway.
             imported[number] = names
     other_code = any(line.strip() for number, line in enumerate(lines) if number not in imported)
     dropped = [n for n, names in imported.items() if other_code or all(item in defined for item in names)]
@@ -235,8 +241,8 @@ def dropped_imports_note(name: str, dropped: list[str]) -> str:
     """Why :func:`redundant_self_imports` dropped ``dropped`` ("`from m import f` was left out: ...")."""
     lines = ", ".join(f"`{line}`" for line in dropped)
     return (
-        f"{lines} was left out: {name} defines its own names itself, and a module that imports itself "
-        "fails as a circular import"
+        f"{lines} was left out: {name} defines its own names itself, and a module that imports them from "
+        "itself or its package fails as a circular import"
     )
 
 
