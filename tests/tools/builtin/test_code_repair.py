@@ -70,6 +70,11 @@ def test_quotes_in_comments_are_ignored() -> None:
             "found = []\nfor root, dirs, names in walk('src'):\n    for name in names:\n        if 'T' in name:\n"
             "            found.append(name)\n        print(root)\nprint(found)",
         ),
+        (  # find_todos run 66: a header after a simple statement, with no ; between (not `a if b else c`)
+            "for n in names: path = join(d, n) with open(path) as f: for line in f: if 'T' in line: x = 1 if n else 2",
+            "for n in names:\n    path = join(d, n)\n    with open(path) as f:\n        for line in f:\n"
+            "            if 'T' in line:\n                x = 1 if n else 2",
+        ),
         (  # a lambda's colon is not a header's
             "key = lambda r: r[1]; for r in sorted([(1, 2)], key=key): print(r)",
             "key = lambda r: r[1]\nfor r in sorted([(1, 2)], key=key):\n    print(r)",

@@ -23,7 +23,8 @@ a backslash-n has no other meaning, so it becomes the line break it stands for.
 Programs on one line. Small models write ``for f in files: if f.endswith('.py'): print(f)``
 or ``import os; for f in os.listdir(): print(f)``: compound statements after a colon or a
 ``;``, which Python does not allow. Splitting the line at those colons (what follows goes
-one block deeper, as it would after ``if x: a; b``) and at the ``;`` reads it as meant; an
+one block deeper, as it would after ``if x: a; b``), at the ``;``, and before a header keyword
+that follows a simple statement with no ``;`` (``path = join(d, n) with open(path) as f:``) reads it as meant; an
 indented block under such a line (``for r, d, names in os.walk('.'): for n in names:``
 over ``    if ...``) belongs to its last header and moves as deep.
 
@@ -259,25 +260,34 @@ def _statements(rest: str, indent: str) -> list[str]:
     lines: list[str] = []
     while rest:
         compound = bool(_COMPOUND.match(rest))
-        cut = _top_level(rest, ":" if compound else ";")
+        cut = _top_level(rest, ":") if compound else _top_level(rest, ";", headers=_HEADERS)
         if cut is None and compound:
             return []  # a header without its colon: nothing to repair here
         if cut is None:
             lines.append(indent + rest)
             break
+        header_next = not compound and rest[cut] != ";"  # `path = f(x) with open(path) as f: ...`
         lines.append(indent + rest[: cut + 1 if compound else cut].rstrip())
-        rest = rest[cut + 1 :].strip()
+        rest = rest[cut if header_next else cut + 1 :].strip()
         if compound:
             indent += "    "
     return lines
 
 
-def _top_level(statement: str, mark: str) -> int | None:
-    """Where ``mark`` (``:`` or ``;``) first occurs outside brackets and strings, and for ``:``, lambdas."""
+_HEADERS = frozenset({"for", "with", "while", "try", "def", "class"})
+"""Keywords that start a compound statement and are never inside an expression (``if`` and ``else``
+are, in ``a if b else c``): after a simple statement on the same line, the next statement."""
+
+
+def _top_level(statement: str, mark: str, headers: frozenset[str] = frozenset()) -> int | None:
+    """Where ``mark`` (``:`` or ``;``), or one of ``headers`` after the start, first occurs outside
+    brackets and strings, and for ``:``, lambdas."""
     depth = 0
     lambdas = 0
     try:
         for token in tokenize.generate_tokens(io.StringIO(statement).readline):
+            if token.type == tokenize.NAME and token.string in headers and depth == 0 and token.start[1] > 0:
+                return token.start[1]
             if token.type == tokenize.NAME and token.string == "lambda" and depth == 0:
                 lambdas += 1
             elif token.type == tokenize.OP and token.string in "([{":
