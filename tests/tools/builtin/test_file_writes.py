@@ -354,3 +354,26 @@ async def test_a_module_that_imports_a_workspace_module_not_written_yet_names_it
     assert "does not exist yet" not in (await call(tools["write_file"], path="tests/test_main.py", content=test)).text
     outside = await call(tools["write_file"], path="app.py", content="import xml.etree\nfrom yaml.nodes import Node\n")
     assert "does not exist yet" not in outside.text  # not the workspace's own modules
+    # project_layout run 66: `from . import weather` in weather/cli.py was told to write weather/weather.py.
+    package = await call(tools["write_file"], path="weather/cli.py", content="from . import weather\n\nX = 1\n")
+    assert package.text.endswith(
+        "Note: weather/cli.py imports `weather` from its own package, which would be a module weather/weather.py "
+        "(there is none): weather/cli.py is already part of the package weather, so leave that import out, and "
+        "import the package's modules by their own names (from .cli import main)."
+    )
+
+
+async def test_a_pyproject_toml_is_not_written_inside_a_package(tools: dict[str, Tool], jail: PathJail) -> None:
+    # project_layout run 66: the 1.5B wrote weather/pyproject.toml, where packaging tools never look.
+    (jail.root / "weather").mkdir()
+    (jail.root / "weather" / "__init__.py").write_text("")
+    content = '[project]\nname = "weather"\nversion = "0.1.0"\n'
+    inside = await call(tools["write_file"], path="weather/pyproject.toml", content=content)
+    assert inside.is_error and inside.text == (
+        "weather/pyproject.toml was not written: weather/ is a package (it has __init__.py), and a project's "
+        "pyproject.toml goes in the folder above its packages. Write it as pyproject.toml."
+    )
+    assert not (jail.root / "weather" / "pyproject.toml").exists()
+    assert not (await call(tools["write_file"], path="pyproject.toml", content=content)).is_error
+    (jail.root / "tools").mkdir()  # a folder that is no package may hold its own project
+    assert not (await call(tools["write_file"], path="tools/pyproject.toml", content=content)).is_error

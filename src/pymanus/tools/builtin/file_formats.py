@@ -189,6 +189,13 @@ def unwritten_imports(name: str, text: str, exists: Callable[[str], bool]) -> st
             module = f"{target}.py"
             if module == name or not exists(target.parts[0]) or exists(module) or exists(f"{target}/__init__.py"):
                 continue
+            if target == package / package.name and not names:
+                # project_layout: `from . import weather` in weather/cli.py, told to write weather/weather.py
+                return (
+                    f"Note: {name} imports `{package.name}` from its own package, which would be a module {module} "
+                    f"(there is none): {name} is already part of the package {package.name}, so leave that import "
+                    "out, and import the package's modules by their own names (from .cli import main)."
+                )
             missing.setdefault(module, []).extend(names)
     if not missing:
         return None

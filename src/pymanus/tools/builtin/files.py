@@ -222,7 +222,8 @@ def file_tools(
             return _numbered(path, handle, start_line or 1, end_line, max_chars, count_all=size <= 50_000_000)
 
     def refuse_change(real: Path, context: ToolContext, text: str) -> None:
-        """Refuse to write ``text`` to a file the task keeps, fills by running a script, or lists by content."""
+        """Refuse to write ``text`` to a file the task keeps, fills by running a script or lists by content,
+        or to a pyproject.toml inside a package."""
         file = jail.relative(real)
         if reason := context.state.get(KEPT_FILES, {}).get(file):
             raise ToolError(f"{file} was not changed: {reason}")
@@ -231,6 +232,13 @@ def file_tools(
                 f"{file} was not written: the task asks for it to hold what {script} prints, so it comes from "
                 f"running the script, not from typing it. Write {script} if it is not written yet, then call "
                 f"python with the code `python {script} > {file}`."
+            )
+        if real.name == "pyproject.toml" and real.parent != jail.root and (real.parent / "__init__.py").is_file():
+            # project_layout: the 1.5B wrote weather/pyproject.toml, where no packaging tool looks for it
+            root = PurePosixPath(file).parent.parent / real.name
+            raise ToolError(
+                f"{file} was not written: {PurePosixPath(file).parent}/ is a package (it has __init__.py), and "
+                f"a project's pyproject.toml goes in the folder above its packages. Write it as {root}."
             )
         if (folder := context.state.get(FOUND_FILES)) is not None and (
             refusal := guessed_listing(file, text, jail.root, folder=folder, printed=context.state.get(CODE_OUTPUT, ""))
