@@ -49,6 +49,7 @@ from pymanus.tools.builtin.listing_lint import missing_walk_folder, shallow_list
 from pymanus.tools.builtin.python_commands import PythonCommand, split_commands
 from pymanus.tools.builtin.python_hints import missing_file_note, missing_name_note, no_tests_note
 from pymanus.tools.builtin.python_session import BlockOutcome, WorkerSession, frame, parse_status
+from pymanus.tools.builtin.search_lint import other_case_search
 from pymanus.tools.builtin.workspace_scan import Snapshot, changed_files, defining_module, describe_changes, scan
 from pymanus.tools.tool import DEFAULT_MAX_RESULT_CHARS, Tool, ToolContext, ToolResult
 
@@ -193,6 +194,7 @@ class PythonRunner:
         found = [
             shallow_listing(ran, workspace),
             missing_walk_folder(ran, workspace),
+            other_case_search(ran, workspace),
             session_definitions(ran, workspace),
             rereads_output(ran, earlier_outputs),
             index_column_key(ran, text) if result.is_error else None,
