@@ -8,7 +8,7 @@ from helpers.agent_cases import add, assert_protocol
 from pymanus import Agent, Message, RunState, tool
 from pymanus.agent.guards import REPEAT_HINT
 from pymanus.agent.loop import EXPLORE_TEMPERATURE
-from pymanus.agent.notes import FAILED_AGAIN_NOTE, RESAMPLE_NOTE
+from pymanus.agent.notes import FAILED_AGAIN_NOTE, RESAMPLE_NOTE, SENT_BACK_REPEAT_NOTE
 from pymanus.models import ScriptedModel, call
 from pymanus.models.base import Model, ModelResponse, ModelSettings, ToolDefinition
 
@@ -117,3 +117,28 @@ async def test_resampling_gives_up_and_runs_the_repeat() -> None:
     assert model.temperatures == [0.1, 0.1, EXPLORE_TEMPERATURE, EXPLORE_TEMPERATURE, EXPLORE_TEMPERATURE]
     assert [m.text for m in result.messages if m.role == "tool"] == ["2", "2" + REPEAT_HINT]
     assert (result.state, result.output) == (RunState.FINISHED, "2")
+
+
+async def test_a_response_repeating_the_step_before_a_sent_back_answer_is_sampled_again_with_every_tool() -> None:
+    # merge_csv: the completion check sent the answer back with the merge to run; the 1.5B re-ran its own.
+    checked: list[str] = []
+
+    def check(task: str, answer: str, context: object) -> str | None:
+        checked.append(answer)
+        return "the total is wrong: run add with a=2" if len(checked) == 1 else None
+
+    same = call("add", a=1, b=1)
+    done = call("terminate", status="success", message="done")
+    model = TemperatureRecorder([same, done, same, call("add", a=2, b=1), done])
+    agent = Agent(model, tools=[add], settings=ModelSettings(temperature=0.1), completion_check=check)
+    result = await agent.run("task")
+    note = model.inner.requests[3][-1].text
+    assert note == SENT_BACK_REPEAT_NOTE  # no tool withheld: the answer's note asks for `add` again
+    assert [t.name for t in model.inner.request_tools[3]] == ["add", "terminate"]
+    assert model.temperatures[3] == EXPLORE_TEMPERATURE
+    assert [c.arguments for m in result.messages for c in m.tool_calls if c.name == "add"] == [
+        same.arguments,
+        call("add", a=2, b=1).arguments,
+    ]
+    assert (result.state, result.output) == (RunState.FINISHED, "done")
+    assert_protocol(result.messages)

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Literal
 
-from pymanus.messages import ToolCall
+from pymanus.messages import Message, ToolCall
 from pymanus.tools.toolset import ToolOutcome
 
 REPEAT_HINT = (
@@ -24,6 +27,31 @@ def canonical_call(name: str, arguments: dict[str, object] | str) -> str:
         except json.JSONDecodeError:
             return f"{name}:{arguments}"
     return f"{name}:{json.dumps(arguments, sort_keys=True, separators=(',', ':'), default=str)}"
+
+
+def repeated_step(messages: Sequence[Message], message: Message) -> Literal["previous", "before_answer"] | None:
+    """Which earlier step ``message`` makes exactly the calls of: ``"previous"``, the step before it;
+    ``"before_answer"``, the step before the final answers that were sent back since (nothing they
+    did changed the workspace: the 1.5B re-ran the merge the completion check had just sent back,
+    the check's fix in front of it); or None."""
+    if not message.tool_calls:
+        return None
+    steps = [m for m in reversed(messages) if m.role == "assistant"]
+    calls = _calls(message)
+    if steps and _calls(steps[0]) == calls:
+        return "previous"
+    answers = sum(1 for _ in itertools.takewhile(_answer_only, steps))
+    if answers and len(steps) > answers and _calls(steps[answers]) == calls:
+        return "before_answer"
+    return None
+
+
+def _calls(message: Message) -> list[str]:
+    return sorted(canonical_call(c.name, c.arguments) for c in message.tool_calls)
+
+
+def _answer_only(message: Message) -> bool:
+    return bool(message.tool_calls) and all(call.name == "terminate" for call in message.tool_calls)
 
 
 @dataclass

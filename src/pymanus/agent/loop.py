@@ -31,13 +31,14 @@ from pymanus.agent.events import (
     ToolCallFinished,
     ToolCallStarted,
 )
-from pymanus.agent.guards import REPEAT_HINT, FailureGuard, RepeatGuard, canonical_call
+from pymanus.agent.guards import REPEAT_HINT, FailureGuard, RepeatGuard, repeated_step
 from pymanus.agent.notes import (
     FAILED_AGAIN_NOTE,
     GAVE_UP_NOTE,
     NO_TOOL_CALL_NUDGE,
     NOT_FINISHED,
     RESAMPLE_NOTE,
+    SENT_BACK_REPEAT_NOTE,
     UNREADABLE_NOTE,
     WITHHELD_NOTE,
     WRAP_UP_PROMPT,
@@ -87,7 +88,9 @@ class RunLimits:
     because a higher temperature alone rarely moved the 1.5B: it re-drew a repeated test run
     token for token at any temperature that kept its calls well formed, and every draw of a
     long call costs half a minute on 2 cores. They stay in the prompt (the grammar leaves them
-    out), so the prompt cache holds."""
+    out), so the prompt cache holds. A response repeating the step before final answers that
+    were sent back is sampled again too, with :data:`SENT_BACK_REPEAT_NOTE` and every tool: the
+    answer's note may ask for the same tool with other arguments (merge_csv's "run: ...")."""
     attempts: int = 1
     """Attempts a run may make. When one fails early (an end reason in :data:`~pymanus.agent.attempts.RESTARTABLE`, with
     :data:`~pymanus.agent.attempts.MIN_ATTEMPT_STEPS` steps left), the workspace is put back as the run found it (see
@@ -322,13 +325,17 @@ class Run:
                     else:
                         yield item
                 assert response is not None  # _ask_model always ends with the response
-                if self._repeats_last_step(response.message):
+                repeated = repeated_step(self.messages, response.message)
+                if repeated == "previous":
                     note = RESAMPLE_NOTE
+                elif repeated == "before_answer":  # the answer's note may ask for that tool, so none is withheld
+                    note = SENT_BACK_REPEAT_NOTE
                 elif repeats.doomed(response.message.tool_calls):
                     note = FAILED_AGAIN_NOTE
                 else:
                     break
-                withheld = {c.name for c in response.message.tool_calls if c.name != "terminate"}
+                calls = response.message.tool_calls if repeated != "before_answer" else []
+                withheld = {c.name for c in calls if c.name != "terminate"}
                 if withheld:
                     note += WITHHELD_NOTE.format(names=", ".join(f"`{name}`" for name in sorted(withheld)))
             assert response is not None
@@ -389,17 +396,6 @@ class Run:
                     yield last
             if self.state is not RunState.RUNNING:
                 return
-
-    def _repeats_last_step(self, message: Message) -> bool:
-        """Whether ``message`` makes exactly the calls of the previous step."""
-        previous = next((m for m in reversed(self.messages) if m.role == "assistant"), None)
-        if previous is None or not message.tool_calls:
-            return False
-
-        def calls(m: Message) -> list[str]:
-            return sorted(canonical_call(c.name, c.arguments) for c in m.tool_calls)
-
-        return calls(message) == calls(previous)
 
     def _log_extra(self) -> dict[str, Any]:
         return {"run_id": self.run_id, "step": self.step}

@@ -12,6 +12,11 @@ RESAMPLE_NOTE = (
     "give the same result again. Use that result: make a different call that moves the task forward."
 )
 
+SENT_BACK_REPEAT_NOTE = (
+    "Your reply repeats the calls you made before your last answer, which was sent back. Nothing has changed "
+    "since, so they would give the same result. Do what the note on your answer says: make a different call."
+)
+
 FAILED_AGAIN_NOTE = (
     "Your reply makes a call that has already failed twice with the same error. It would fail again and end "
     "the run. Read that error and make a different call: change what caused it."
