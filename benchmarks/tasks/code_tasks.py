@@ -238,7 +238,10 @@ def check_project_layout(workspace: Path, output: str) -> Verdict:
         meta = tomllib.loads(read_text(workspace, "pyproject.toml") or "")
     except tomllib.TOMLDecodeError as exc:
         return failed(f"pyproject.toml is not valid TOML: {exc}")
-    project = meta.get("project") or meta.get("tool", {}).get("poetry") or {}
+    tool = meta.get("tool")
+    project = meta.get("project") or (tool.get("poetry") if isinstance(tool, dict) else None)
+    if not isinstance(project, dict):
+        return failed("pyproject.toml has no [project] table")
     if str(project.get("name", "")).lower() != "weather" or str(project.get("version", "")) != "0.1.0":
         return failed(f"pyproject.toml names {project.get('name')!r} version {project.get('version')!r}")
     tests = [path for path in (workspace / "tests").glob("test*.py") if "main" in path.read_text(errors="replace")]

@@ -340,6 +340,14 @@ def test_checkers_survive_garbage_in_every_output_file(workspace: Path) -> None:
         assert not ok, task.name
 
 
+@pytest.mark.parametrize("toml", ['project = "weather"\n', 'tool = "poetry"\n', "[tool]\npoetry = 1\n"])
+def test_the_project_checker_fails_a_pyproject_toml_of_the_wrong_shape(workspace: Path, toml: str) -> None:
+    (layout,) = select(["project_layout"])
+    project_layout(workspace)
+    write(workspace, "pyproject.toml", toml)  # project_layout run 67: the checker crashed on a string
+    assert layout.check(workspace, "") == (False, "pyproject.toml has no [project] table")
+
+
 def test_answer_checkers_accept_words_and_reject_ambiguity(workspace: Path) -> None:
     low_stock, port = select(["low_stock_answer", "staging_port_answer"])
     assert low_stock.check(workspace, "Seven.")[0]
