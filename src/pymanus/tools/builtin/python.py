@@ -46,6 +46,7 @@ from pymanus.tools.builtin.code_lint import (
 from pymanus.tools.builtin.code_repair import repair
 from pymanus.tools.builtin.keyword_aliases import rename_keywords
 from pymanus.tools.builtin.listing_lint import missing_walk_folder, shallow_listing
+from pymanus.tools.builtin.path_repair import windows_paths
 from pymanus.tools.builtin.python_commands import PythonCommand, split_commands
 from pymanus.tools.builtin.python_hints import missing_file_note, missing_name_note, no_tests_note
 from pymanus.tools.builtin.python_session import BlockOutcome, WorkerSession, frame, parse_status
@@ -166,6 +167,7 @@ class PythonRunner:
         started = time.time()
         body, commands = split_commands(code)
         body, renamed = rename_keywords(body)
+        body, repaths = windows_paths(body, self.sandbox.workspace)
         earlier_outputs = set(ctx.state.get(CODE_WROTE, {}))
         before = await self._scan()
         results = [await run_code(body)] if body.strip() or not commands else []
@@ -201,8 +203,8 @@ class PythonRunner:
         ]
         for mistake in [*code_mistakes(ran), *filter(None, found)]:
             result = result.model_copy(update={"content": f"{result.text}\n\nNote: your code's {mistake}."})
-        if renamed:
-            result = result.model_copy(update={"content": "\n".join([*renamed, result.text])})
+        if renamed or repaths:
+            result = result.model_copy(update={"content": "\n".join([*renamed, *repaths, result.text])})
         if prints_only_literals(ran):  # typed values, printed: nothing computed
             note = "Note: this code only prints values typed into it, so they count as typed, not computed."
             return result.model_copy(update={"content": f"{result.text}\n\n{note}"})
