@@ -16,7 +16,9 @@ _FILES_LOOKED_AT = 200
 _BYTES_READ = 64_000
 _MIN_CHARS = 3
 _CASE_CHANGES = frozenset({"lower", "upper", "casefold", "title", "capitalize"})
-_SEARCHES = frozenset({"replace", "count", "find", "index", "startswith", "endswith", "split"})
+_SEARCHES = frozenset({"replace", "count", "find", "index", "split"})
+"""Methods whose first argument is text looked for in the text they are called on (not startswith or
+endswith: their text is mostly a file name, and `.MD` is no search of the files)."""
 
 
 def searched_literals(tree: ast.AST) -> list[tuple[int, str]]:
