@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
+from typing import Any
 
 from helpers.file_cases import call
 from pymanus.agent.manus import missing_outputs
@@ -77,13 +78,21 @@ async def test_reading_a_file_the_first_message_shows_whole_says_so(tmp_path: Pa
     ctx = context(tmp_path)
     task_message("Total the amounts in sales.csv.", ctx)
     [read] = [tool for tool in file_tools(PathJail(tmp_path)) if tool.name == "read_file"]
-    for arguments in ({}, {"preview": True}):
+    whole_ranges: list[dict[str, Any]] = [
+        {},
+        {"preview": True},
+        {"start_line": 1, "end_line": 2},  # every line, numbered: still nothing new
+        {"end_line": 9},
+        {"start_line": 1, "end_line": 5, "preview": True},
+    ]
+    for arguments in whole_ranges:
         result = await call(read, ctx, path="sales.csv", **arguments)
         assert result.text == (
             "sales.csv is shown whole in the first message and has not changed since: use it from there "
-            "(read_file with start_line and end_line shows numbered lines)."
+            "(read_file with start_line and end_line within its 2 lines shows those lines numbered)."
         )
-    assert "1\tregion,amount" in (await call(read, ctx, path="sales.csv", start_line=1, end_line=2)).text
+    assert "1\tregion,amount" in (await call(read, ctx, path="sales.csv", start_line=1, end_line=1)).text
+    assert "2\tNorth,10" in (await call(read, ctx, path="sales.csv", start_line=2)).text
     assert "word word" in (await call(read, ctx, path="big.txt", end_line=1)).text
     (tmp_path / "sales.csv").write_text("region,amount\nNorth,12\n")  # changed since: shown again
     assert "North,12" in (await call(read, ctx, path="sales.csv")).text

@@ -186,11 +186,12 @@ def file_tools(
             preview: show only the first 20 rows (and, for CSV/TSV, the header's column names).
         """
         real = existing(jail, path, want="file")
-        shown = context.state.get(SHOWN_FILES, {}).get(jail.relative(real))
-        if shown is not None and start_line is None and end_line is None and shown == file_stamp(real):
+        if (lines := _shown_unchanged(real, jail.relative(real), context)) is not None and (
+            preview or ((start_line or 1) <= 1 and (end_line is None or end_line >= lines))
+        ):  # all of it is in the prompt already: reading it again costs the model seconds per line
             return (
                 f"{path} is shown whole in the first message and has not changed since: use it from there "
-                "(read_file with start_line and end_line shows numbered lines)."
+                f"(read_file with start_line and end_line within its {lines} lines shows those lines numbered)."
             )
         if start_line is not None and start_line < 1:
             raise ToolError("start_line counts from 1; give a number of 1 or more.")
@@ -514,6 +515,15 @@ NUMBERED_LINE = re.compile(r"^(?=[ \d]{6}\t) *\d+\t", re.MULTILINE)
 def numbered_line(number: int, text: str) -> str:
     """A file's line as the tools show it: its number right-aligned, a tab, the text."""
     return f"{number:>6}\t{text}"
+
+
+def _shown_unchanged(real: Path, relative: str, context: ToolContext) -> int | None:
+    """The line count of ``real`` if the task message showed it whole and it is unchanged since, else None."""
+    shown = context.state.get(SHOWN_FILES, {}).get(relative)
+    if shown is None or shown != file_stamp(real):
+        return None
+    with real.open("rb") as handle:
+        return sum(1 for _ in handle)
 
 
 def _numbered(path: str, handle: Any, start: int, end: int | None, budget: int, *, count_all: bool) -> str:
