@@ -163,3 +163,13 @@ def test_an_f_strings_own_quote_inside_its_braces_becomes_the_other_quote() -> N
     assert repair(both) == ("print(f'{d[\"k\"]}:\\n')", f"{STRING_NOTE}\n{QUOTES_NOTE}")
     assert repair_nested_quotes("print(f'{a}', 'b')") is None  # compiles already
     assert repair_nested_quotes("print(f'{a['b'}')") is None  # still broken after the swap
+
+
+def test_carriage_returns_inside_a_string_are_escaped_like_line_breaks() -> None:
+    # JSON "\r\n" and "\t" inside the model's r'...' decode to CR LF and TAB (word_counts run 69)
+    broken = "import re\ncounts = len(re.findall(r'\t|\n|\r\n|\n\r\nc', 'a\\nb'))\r\nprint(counts)"
+    repaired = repair_string_line_breaks(broken)
+    assert repaired == "import re\ncounts = len(re.findall(r'\t|\\n|\\r\\n|\\n\\r\\nc', 'a\\nb'))\nprint(counts)"
+    scope: dict[str, object] = {}
+    exec(compile(repaired, "<t>", "exec"), scope)
+    assert scope["counts"] == 1

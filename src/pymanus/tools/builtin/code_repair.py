@@ -55,6 +55,8 @@ BLOCKS_NOTE = (
 )
 _UNTERMINATED = ("unterminated string literal", "EOL while scanning string literal")
 _PREFIXED_QUOTE = re.compile(r"[rRbBuUfF]{0,2}(['\"])")
+_LINE_BREAK = re.compile(r"(\r\n|\r|\n)")
+_ESCAPED_BREAK = {"\r\n": "\\r\\n", "\r": "\\r", "\n": "\\n"}
 
 
 def repair(code: str) -> tuple[str, str]:
@@ -150,8 +152,10 @@ def _join_string_lines(code: str) -> str | None:
         return None
     joined: list[str] = []
     pending: str | None = None
-    for line in code.split("\n"):
-        pending = line if pending is None else pending + "\\n" + line
+    pieces = _LINE_BREAK.split(code)  # line, break, line, ...: a JSON "\r\n" decodes to CR LF, a CR breaks a line too
+    for index in range(0, len(pieces), 2):
+        line = pieces[index]
+        pending = line if pending is None else pending + _ESCAPED_BREAK[pieces[index - 1]] + line
         if not _ends_inside_string(pending):
             joined.append(pending)
             pending = None
