@@ -125,6 +125,7 @@ async def test_a_package_module_that_imports_itself_is_not_written(
     result = await call(tools["write_file"], path="weather/cli.py", content=f"{line}\n\ndef main():\n    print(1)\n")
     assert result.is_error and f"weather/cli.py imports itself at line 1 (`{line}`)" in result.text
     assert not (jail.root / "weather" / "cli.py").exists()
+    assert not (await call(tools["write_file"], path="weather/cli.py", content="def main():\n    print(1)\n")).is_error
     for sibling in ("from .cli import main\n", "from . import cli\n", "from weather import cli\n"):
         assert not (await call(tools["write_file"], path="weather/__init__.py", content=sibling)).is_error
     assert not (await call(tools["write_file"], path="weather/api.py", content="from .cli import main\n")).is_error
@@ -330,27 +331,24 @@ async def test_adding_code_a_module_already_has_is_refused(tools: dict[str, Tool
 async def test_a_module_that_imports_a_workspace_module_not_written_yet_names_it(
     tools: dict[str, Tool], jail: PathJail
 ) -> None:
-    # project_layout: the 1.5B began with `from .cli import main` as weather/__init__.py, then "edited"
-    # the cli.py it never wrote until the run ended.
-    first = await call(tools["write_file"], path="weather/__init__.py", content="from .cli import main\n")
+    # project_layout: the 1.5B began with `from .cli import main`, then "edited" the cli.py it never wrote.
+    first = await call(tools["write_file"], path="weather/api.py", content="from .cli import main\n")
     assert not first.is_error and first.text.endswith(
-        "\nNote: weather/__init__.py imports main from weather/cli.py, which does not exist yet: write "
+        "\nNote: weather/api.py imports main from weather/cli.py, which does not exist yet: write "
         "weather/cli.py next, with write_file and its whole content, defining main (def main(...): and its body)."
     )
     test = "import os.path\nfrom weather.cli import main\n\ndef test_main():\n    main()\n"
     written = await call(tools["write_file"], path="tests/test_main.py", content=test)
     assert "imports main from weather/cli.py, which does not exist yet" in written.text
-    edited = await call(tools["edit_file"], path="./weather/__init__.py", old_text="", new_text="from . import api\n")
-    assert "Note: weather/__init__.py imports main from weather/cli.py" in edited.text  # the first one missing
-    absolute = await call(tools["write_file"], path="weather/__init__.py", content="from weather import cli\n")
+    edited = await call(tools["edit_file"], path="./weather/api.py", old_text="", new_text="from . import db\n")
+    assert "Note: weather/api.py imports main from weather/cli.py" in edited.text  # the first one missing
+    absolute = await call(tools["write_file"], path="weather/api.py", content="import weather.cli\n")
     assert absolute.text.endswith(
-        "Note: weather/__init__.py imports weather/cli.py, which does not exist yet: write weather/cli.py next, "
+        "Note: weather/api.py imports weather/cli.py, which does not exist yet: write weather/cli.py next, "
         "with write_file and its whole content."
     )
-    await call(tools["write_file"], path="weather/__init__.py", content="from .cli import main\n")
     cli = await call(tools["write_file"], path="weather/cli.py", content="def main():\n    print('ready')\n")
     assert "does not exist yet" not in cli.text
-    await call(tools["write_file"], path="weather/api.py", content="")
     assert "does not exist yet" not in (await call(tools["write_file"], path="tests/test_main.py", content=test)).text
     outside = await call(tools["write_file"], path="app.py", content="import xml.etree\nfrom yaml.nodes import Node\n")
     assert "does not exist yet" not in outside.text  # not the workspace's own modules
@@ -361,6 +359,31 @@ async def test_a_module_that_imports_a_workspace_module_not_written_yet_names_it
         "(there is none): weather/cli.py is already part of the package weather, so leave that import out, and "
         "import the package's modules by their own names (from .cli import main)."
     )
+
+
+@pytest.mark.parametrize("content", ["from .cli import main\n", "from . import cli\n", "from weather import cli\n"])
+async def test_a_package_init_importing_a_module_not_written_yet_is_refused(
+    tools: dict[str, Tool], jail: PathJail, content: str
+) -> None:
+    # project_layout runs 66-69: every run began with such an __init__.py, and no import of the package
+    # worked until the end of the run.
+    refused = await call(tools["write_file"], path="weather/__init__.py", content=content)
+    names = "main from weather/cli.py" if "main" in content else "weather/cli.py"
+    defining = ", defining main (def main(...): and its body)" if "main" in content else ""
+    assert refused.is_error and refused.text == (
+        f"weather/__init__.py was not written: it imports {names}, which does not exist yet, and every import of "
+        "the package runs weather/__init__.py first, so all of them would fail. Write weather/cli.py first, with "
+        f"write_file and its whole content{defining}; then weather/__init__.py can import from it. An empty "
+        "weather/__init__.py also makes a package."
+    )
+    assert not (jail.root / "weather").exists()
+    assert not (await call(tools["write_file"], path="weather/__init__.py", content="")).is_error
+    added = await call(tools["edit_file"], path="weather/__init__.py", old_text="", new_text=content)
+    assert added.is_error and "weather/__init__.py was not written" in added.text
+    assert (jail.root / "weather" / "__init__.py").read_text() == ""
+    await call(tools["write_file"], path="weather/cli.py", content="def main():\n    print('ready')\n")
+    assert not (await call(tools["edit_file"], path="weather/__init__.py", old_text="", new_text=content)).is_error
+    assert (jail.root / "weather" / "__init__.py").read_text() == content
 
 
 async def test_a_pyproject_toml_is_not_written_inside_a_package(tools: dict[str, Tool], jail: PathJail) -> None:

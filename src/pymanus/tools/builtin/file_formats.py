@@ -157,6 +157,54 @@ def unwritten_imports(name: str, text: str, exists: Callable[[str], bool]) -> st
     1.5B began project_layout with ``from .cli import main`` as ``weather/__init__.py``, then
     "edited" the cli.py it never wrote until the run ended.
     """
+    found = _first_unwritten(name, text, exists)
+    if found is None:
+        return None
+    module, names, own_package = found
+    if own_package:
+        # project_layout: `from . import weather` in weather/cli.py, told to write weather/weather.py
+        package = PurePosixPath(name).parent.name
+        return (
+            f"Note: {name} imports `{package}` from its own package, which would be a module {module} "
+            f"(there is none): {name} is already part of the package {package}, so leave that import "
+            "out, and import the package's modules by their own names (from .cli import main)."
+        )
+    missing = _imported(module, names)
+    return f"Note: {name} imports {missing}, which does not exist yet: write {module} next{_defining(names)}."
+
+
+def unwritten_package_import(name: str, text: str, exists: Callable[[str], bool]) -> str | None:
+    """Why a package's ``__init__.py`` that imports a module of the workspace not written yet is refused.
+
+    Every import of the package runs its ``__init__.py`` first, so until that module exists the
+    package cannot be imported at all, nor its tests run. The 1.5B began project_layout this way
+    in four runs out of four and spent the run editing the import.
+    """
+    if PurePosixPath(name).name != "__init__.py":
+        return None
+    found = _first_unwritten(name, text, exists)
+    if found is None or found[2]:
+        return None
+    module, names, _ = found
+    return (
+        f"{name} was not written: it imports {_imported(module, names)}, which does not exist yet, and every "
+        f"import of the package runs {name} first, so all of them would fail. Write {module} first{_defining(names)}; "
+        f"then {name} can import from it. An empty {name} also makes a package."
+    )
+
+
+def _imported(module: str, names: list[str]) -> str:
+    return f"{', '.join(names)} from {module}" if names else module
+
+
+def _defining(names: list[str]) -> str:
+    defining = f", defining {', '.join(names)} (def {names[0]}(...): and its body)" if names else ""
+    return f", with write_file and its whole content{defining}"
+
+
+def _first_unwritten(name: str, text: str, exists: Callable[[str], bool]) -> tuple[str, list[str], bool] | None:
+    """The first workspace module ``name`` imports that does not exist: its path, the names imported from it,
+    and whether it is the package's own name imported inside the package (None: every one exists)."""
     try:
         tree = ast.parse(text)
     except (SyntaxError, ValueError):
@@ -190,22 +238,12 @@ def unwritten_imports(name: str, text: str, exists: Callable[[str], bool]) -> st
             if module == name or not exists(target.parts[0]) or exists(module) or exists(f"{target}/__init__.py"):
                 continue
             if target == package / package.name and not names:
-                # project_layout: `from . import weather` in weather/cli.py, told to write weather/weather.py
-                return (
-                    f"Note: {name} imports `{package.name}` from its own package, which would be a module {module} "
-                    f"(there is none): {name} is already part of the package {package.name}, so leave that import "
-                    "out, and import the package's modules by their own names (from .cli import main)."
-                )
+                return module, [], True
             missing.setdefault(module, []).extend(names)
     if not missing:
         return None
     module, names = next(iter(missing.items()))
-    defining = f", defining {', '.join(names)} (def {names[0]}(...): and its body)" if names else ""
-    what = f"{', '.join(names)} from {module}" if names else module
-    return (
-        f"Note: {name} imports {what}, which does not exist yet: write {module} next, with write_file and its "
-        f"whole content{defining}."
-    )
+    return module, names, False
 
 
 _OWN_IMPORT = re.compile(r"^from\s+(\.?[\w.]+)\s+import\s+([\w ,]+?)\s*$")

@@ -35,6 +35,7 @@ from pymanus.tools.builtin.file_formats import (
     redundant_self_imports,
     refused_python,
     unwritten_imports,
+    unwritten_package_import,
 )
 from pymanus.tools.builtin.file_search import (
     WORD,
@@ -275,8 +276,10 @@ def file_tools(
         if real.suffix == ".py":
             content, dropped_imports = redundant_self_imports(jail.relative(real), content, content)
             previous = before.decode("utf-8", errors="replace") if before else ""
-            if refusal := refused_python(jail.relative(real), content) or (
-                previous and broken_python(jail.relative(real), previous, content)
+            if refusal := (
+                refused_python(jail.relative(real), content)
+                or (previous and broken_python(jail.relative(real), previous, content))
+                or package_import_refusal(jail.relative(real), content)
             ):
                 raise ToolError(refusal)
         data = content.encode("utf-8")
@@ -356,7 +359,9 @@ def file_tools(
                 updated, first_line, changed
             )
         if path.endswith(".py") and (
-            refusal := refused_python(path, updated) or (before and broken_python(path, before, updated))
+            refusal := refused_python(path, updated)
+            or (before and broken_python(path, before, updated))
+            or package_import_refusal(jail.relative(jail.resolve(path, write=True)), updated)
         ):
             raise ToolError(refusal)
         real = save(path, updated.encode("utf-8"))
@@ -367,6 +372,11 @@ def file_tools(
             report += f"\nNote: {restated_note(path, restated)}"
         notes = _format_note(path, updated) + _imports_note(path, updated)
         return report + (_elsewhere(old_text, real) if old_text else "") + notes
+
+    def package_import_refusal(file: str, text: str) -> str | None:
+        """Why ``text`` may not be the package ``__init__.py`` ``file`` (its own folder counts as existing)."""
+        top = PurePosixPath(file).parts[0]
+        return unwritten_package_import(file, text, lambda name: name == top or (jail.root / name).exists())
 
     def _imports_note(path: str, text: str) -> str:
         """The workspace modules a Python file imports that are not written yet, with the call to make."""
