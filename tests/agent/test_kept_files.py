@@ -6,11 +6,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from helpers.file_cases import call as call_tool
 from helpers.preset_cases import run_preset
 from pymanus import RunState
 from pymanus.agent import progress
 from pymanus.agent.manus import missing_outputs
 from pymanus.models import ScriptedModel, call
+from pymanus.sandbox import PathJail
+from pymanus.tools.builtin.files import file_tools
 from pymanus.tools.tool import ToolContext
 
 
@@ -233,3 +236,26 @@ async def test_a_list_of_files_a_task_does_not_pick_by_content_may_be_typed(tmp_
     )
     result = await run_preset(workspace, model, "Write the path of main.py to files.txt.")
     assert next(m.text for m in result.messages if m.role == "tool").startswith("Created files.txt")
+
+
+async def test_an_overwrite_that_loses_functions_the_task_does_not_name_is_refused(tmp_path: Path) -> None:
+    """add_function run 69: the 1.5B rewrote textutils.py as its slugify alone and lost the other two."""
+    module = tmp_path / "textutils.py"
+    original = "def word_count(t):\n    return 1\n\n\ndef title_case(t):\n    return t\n"
+    module.write_text(original)
+    context = ToolContext(run_id="r", workspace=tmp_path)
+    progress.task_message("Add a function slugify to textutils.py. Replace title_case with it.", context)
+    [write] = [tool for tool in file_tools(PathJail(tmp_path)) if tool.name == "write_file"]
+    alone = "def slugify(t):\n    return t\n"
+    refused = await call_tool(write, context, path="textutils.py", content=alone)
+    assert refused.is_error and refused.text == (
+        "textutils.py was not overwritten: the new content no longer defines word_count, which textutils.py "
+        "defines now and the task does not ask to remove. Write the whole file again with them, or add new code "
+        'with edit_file (path "textutils.py", old_text "" and the new code as new_text: it goes after the last line).'
+    )
+    assert module.read_text() == original
+    named = "def word_count(t):\n    return 1\n\n\ndef slugify(t):\n    return t\n"  # title_case: the task names it
+    assert not (await call_tool(write, context, path="textutils.py", content=named)).is_error
+    assert module.read_text() == named
+    unbriefed = await call_tool(write, path="textutils.py", content=alone)  # no task: only a note
+    assert not unbriefed.is_error and "Note: textutils.py no longer defines word_count" in unbriefed.text

@@ -38,7 +38,15 @@ from pymanus.agent.task_scope import (
 from pymanus.sandbox.streams import fit
 from pymanus.tools.builtin.code_lint import code_mistakes, undiscoverable_test
 from pymanus.tools.builtin.file_formats import format_problem
-from pymanus.tools.builtin.files import FOUND_FILES, KEPT_FILES, NUMBERED_LINE, PRINTED_FILES, SHOWN_FILES, TASK_FOLDERS
+from pymanus.tools.builtin.files import (
+    FOUND_FILES,
+    KEPT_FILES,
+    NUMBERED_LINE,
+    PRINTED_FILES,
+    SHOWN_FILES,
+    TASK_FOLDERS,
+    TASK_WORDS,
+)
 from pymanus.tools.builtin.python import CODE_WROTE
 from pymanus.tools.builtin.workspace_scan import Snapshot, changed_files, describe_workspace, file_stamp, scan
 from pymanus.tools.tool import ToolContext
@@ -410,6 +418,7 @@ def task_message(task: str, context: ToolContext, checks: Sequence[CheckResult] 
     context.state[_START] = snapshot = scan(workspace)
     for key in (_ORIGINALS, KEPT_FILES, WITHHELD_TOOLS, FOUND_FILES):  # set below for this task alone
         context.state.pop(key, None)
+    context.state[TASK_WORDS] = frozenset(re.findall(r"\w+", task))
     context.state[TASK_FOLDERS] = frozenset(folder.rstrip("/") for folder in missing_folders(task, workspace, snapshot))
     saved = saved_output(task)
     context.state[PRINTED_FILES] = {} if saved is None else {PurePosixPath(saved.file).as_posix(): saved.script}

@@ -374,19 +374,30 @@ def broken_python(name: str, before: str, after: str) -> str | None:
     return None
 
 
-def dropped_note(name: str, before: bytes, after: str) -> str | None:
-    """A note naming the top-level functions and classes the module ``name`` defined ``before``
-    and no longer does ``after`` an overwrite (None: none lost, or either side does not parse)."""
+def dropped_definitions(before: bytes, after: str) -> list[str]:
+    """The top-level functions and classes ``before`` defines and ``after`` no longer does (an overwrite of
+    a module); none when either side does not parse."""
     try:
         kept = set(_definitions(after))
-        dropped = [definition for definition in _definitions(before.decode(errors="replace")) if definition not in kept]
+        return [definition for definition in _definitions(before.decode(errors="replace")) if definition not in kept]
     except (SyntaxError, ValueError):
-        return None
-    if not dropped:
-        return None
+        return []
+
+
+def dropped_note(name: str, dropped: list[str]) -> str:
+    """The note for an overwrite of the module ``name`` that no longer defines ``dropped``."""
     return (
         f"Note: {name} no longer defines {', '.join(dropped)}, which it defined before this write. "
         "If they must stay, write the file again with them."
+    )
+
+
+def lost_definitions_refusal(name: str, dropped: list[str]) -> str:
+    """Why an overwrite of the module ``name`` that loses ``dropped``, which the task does not name, is refused."""
+    return (
+        f"{name} was not overwritten: the new content no longer defines {', '.join(dropped)}, which {name} defines "
+        f"now and the task does not ask to remove. Write the whole file again with them, or add new code with "
+        f'edit_file (path "{name}", old_text "" and the new code as new_text: it goes after the last line).'
     )
 
 

@@ -28,9 +28,11 @@ from pymanus.tools.builtin.code_repair import WRITTEN_STRING_NOTE, repair_string
 from pymanus.tools.builtin.file_formats import (
     LITERAL_AS_JSON_NOTE,
     broken_python,
+    dropped_definitions,
     dropped_imports_note,
     dropped_note,
     format_warning,
+    lost_definitions_refusal,
     python_literal_as_json,
     redundant_self_imports,
     refused_python,
@@ -87,6 +89,10 @@ FOUND_FILES = "files.found"
 """``ToolContext.state`` key: the folder (``""``: the whole workspace) of a task that picks files by what
 is in them; ``write_file`` and ``edit_file`` refuse a list of them the run's code did not print
 (:func:`~pymanus.tools.builtin.found_files.guessed_listing`)."""
+TASK_WORDS = "files.task_words"
+"""``ToolContext.state`` key: the words of the task; ``write_file`` refuses an overwrite of a Python
+module that loses a function or class the task does not name (the 1.5B rewrote textutils.py as its
+new slugify alone, though the task said to keep the existing functions)."""
 MAX_LINE_CHARS = 2_000
 UNDO_DEPTH = 20
 
@@ -274,6 +280,10 @@ def file_tools(
         content = repaired or converted or content
         dropped_imports: list[str] = []
         if real.suffix == ".py":
+            if before and (words := context.state.get(TASK_WORDS)) is not None:
+                unnamed = [name for name in dropped_definitions(before, content) if name not in words]
+                if unnamed:
+                    raise ToolError(lost_definitions_refusal(jail.relative(real), unnamed))
             content, dropped_imports = redundant_self_imports(jail.relative(real), content, content)
             previous = before.decode("utf-8", errors="replace") if before else ""
             if refusal := (
@@ -297,8 +307,8 @@ def file_tools(
             report += f"\nNote: {dropped_imports_note(jail.relative(real), dropped_imports)}."
         if not existed and (hidden := undiscoverable_test(jail.relative(real), content)):
             report += f"\nNote: {hidden}"
-        if real.suffix == ".py" and before and (dropped := dropped_note(jail.relative(real), before, content)):
-            report += f"\n{dropped}"
+        if real.suffix == ".py" and before and (dropped := dropped_definitions(before, content)):
+            report += f"\n{dropped_note(jail.relative(real), dropped)}"
         return report + _format_note(jail.relative(real), content) + _imports_note(jail.relative(real), content)
 
     def change(
