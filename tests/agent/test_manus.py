@@ -20,7 +20,7 @@ from pymanus.agent.task_checks import CheckResult
 from pymanus.config import Settings
 from pymanus.models import ScriptedModel, call
 from pymanus.sandbox import Sandbox
-from pymanus.tools.builtin.files import numbered_line
+from pymanus.tools.builtin.file_views import numbered_line
 from pymanus.tools.builtin.python import CODE_OUTPUT, CODE_RAN, PythonRunner
 from pymanus.tools.tool import ToolContext
 

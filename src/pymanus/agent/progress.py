@@ -38,10 +38,10 @@ from pymanus.agent.task_scope import (
 from pymanus.sandbox.streams import fit
 from pymanus.tools.builtin.code_lint import code_mistakes, undiscoverable_test
 from pymanus.tools.builtin.file_formats import format_problem
+from pymanus.tools.builtin.file_views import NUMBERED_LINE
 from pymanus.tools.builtin.files import (
     FOUND_FILES,
     KEPT_FILES,
-    NUMBERED_LINE,
     PRINTED_FILES,
     SHOWN_FILES,
     TASK_FOLDERS,

@@ -11,10 +11,8 @@ set of tools has its own, shared by ``write_file`` and ``edit_file``.
 
 from __future__ import annotations
 
-import csv
 import functools
 import os
-import re
 import threading
 from collections import deque
 from collections.abc import Callable
@@ -50,6 +48,7 @@ from pymanus.tools.builtin.file_search import (
     text_uses,
     word_uses,
 )
+from pymanus.tools.builtin.file_views import numbered_lines, preview_lines, snippet
 from pymanus.tools.builtin.found_files import guessed_listing
 from pymanus.tools.builtin.python import CODE_OUTPUT
 from pymanus.tools.builtin.text_edits import (
@@ -68,7 +67,6 @@ from pymanus.tools.tool import Tool, ToolContext
 
 F = TypeVar("F", bound=Callable[..., Any])
 
-PREVIEW_ROWS = 20
 KEPT_FILES = "files.kept"
 """``ToolContext.state`` key: ``{path: reason}``, workspace files (relative, ``/``-separated) that
 ``write_file`` and ``edit_file`` refuse to change this run, and why (the Manus preset keeps the
@@ -93,7 +91,6 @@ TASK_WORDS = "files.task_words"
 """``ToolContext.state`` key: the words of the task; ``write_file`` refuses an overwrite of a Python
 module that loses a function or class the task does not name (the 1.5B rewrote textutils.py as its
 new slugify alone, though the task said to keep the existing functions)."""
-MAX_LINE_CHARS = 2_000
 UNDO_DEPTH = 20
 
 
@@ -220,14 +217,14 @@ def file_tools(
                 return f"{path} is empty (0 bytes)."
             if preview:
                 handle.seek(0)
-                return _preview(path, real, handle, size)
+                return preview_lines(path, real, handle, size)
             if size > max_read_bytes and start_line is None and end_line is None:
                 raise ToolError(
                     f"{path} is {human_size(size)}, more than read_file shows at once ({human_size(max_read_bytes)}). "
                     "Read a part with start_line and end_line, look at it with preview=true, or process it with python."
                 )
             handle.seek(0)
-            return _numbered(path, handle, start_line or 1, end_line, max_chars, count_all=size <= 50_000_000)
+            return numbered_lines(path, handle, start_line or 1, end_line, max_chars, count_all=size <= 50_000_000)
 
     def refuse_change(real: Path, context: ToolContext, text: str) -> None:
         """Refuse to write ``text`` to a file the task keeps, fills by running a script or lists by content,
@@ -365,7 +362,7 @@ def file_tools(
                 updated, first_line = insert_lines(path, text, after, new_text)
             changed = max(len(new_text.splitlines()), 1)
             verb = "Edited" if before is not None else "Created"
-            report = f"{verb} {path}. Lines {first_line}-{first_line + changed - 1} now read:\n" + _snippet(
+            report = f"{verb} {path}. Lines {first_line}-{first_line + changed - 1} now read:\n" + snippet(
                 updated, first_line, changed
             )
         if path.endswith(".py") and (
@@ -511,14 +508,6 @@ def file_tools(
     ]
 
 
-# -- reading -----------------------------------------------------------------------------
-def _decode(raw: bytes) -> str:
-    line = raw.decode("utf-8", errors="replace").rstrip("\r\n")
-    if len(line) > MAX_LINE_CHARS:
-        return f"{line[:MAX_LINE_CHARS]}… [line cut: {len(line):,} characters]"
-    return line
-
-
 def _format_note(path: str, text: str) -> str:
     """A warning when the text written does not parse as the file's extension says, or is Python that
     cannot do what it means (see :mod:`code_lint`); "" if neither."""
@@ -528,15 +517,6 @@ def _format_note(path: str, text: str) -> str:
     return f"\n{warning}" if warning else ""
 
 
-NUMBERED_LINE = re.compile(r"^(?=[ \d]{6}\t) *\d+\t", re.MULTILINE)
-"""A line as :func:`numbered_line` shows it (found again in files a model copied a tool's output into)."""
-
-
-def numbered_line(number: int, text: str) -> str:
-    """A file's line as the tools show it: its number right-aligned, a tab, the text."""
-    return f"{number:>6}\t{text}"
-
-
 def _shown_unchanged(real: Path, relative: str, context: ToolContext) -> int | None:
     """The line count of ``real`` if the task message showed it whole and it is unchanged since, else None."""
     shown = context.state.get(SHOWN_FILES, {}).get(relative)
@@ -544,62 +524,3 @@ def _shown_unchanged(real: Path, relative: str, context: ToolContext) -> int | N
         return None
     with real.open("rb") as handle:
         return sum(1 for _ in handle)
-
-
-def _numbered(path: str, handle: Any, start: int, end: int | None, budget: int, *, count_all: bool) -> str:
-    """Lines ``start``..``end`` with numbers, within ``budget`` characters; counts all lines if asked."""
-    shown: list[str] = []
-    used = 0
-    stopped_at: int | None = None
-    total = 0
-    for number, raw in enumerate(handle, 1):
-        total = number
-        if number < start:
-            continue
-        done = (end is not None and number > end) or stopped_at is not None
-        if not done:
-            line = numbered_line(number, _decode(raw))
-            if used + len(line) > budget and shown:
-                stopped_at = number
-                done = True
-            else:
-                shown.append(line)
-                used += len(line) + 1
-        if done and not count_all:
-            break
-    if not shown:
-        raise ToolError(f"{path} has only {total} lines; start_line {start} is past the end.")
-    last = start + len(shown) - 1
-    of = f" of {total:,}" if count_all else ""
-    footer = f"\n[... stopped at line {stopped_at} to keep this short; continue with start_line={stopped_at}]"
-    return f"{path} (lines {start}-{last}{of}):\n" + "\n".join(shown) + (footer if stopped_at else "")
-
-
-def _preview(path: str, real: Path, handle: Any, size: int) -> str:
-    rows: list[str] = []
-    total = 0
-    for number, raw in enumerate(handle, 1):
-        total = number
-        if number <= PREVIEW_ROWS:
-            rows.append(numbered_line(number, _decode(raw)))
-        elif size > 50_000_000:
-            break
-    counted = f"{total:,} lines" if size <= 50_000_000 else human_size(size)
-    text = f"{path}: first {len(rows)} rows of {counted}."
-    delimiter = {".csv": ",", ".tsv": "\t", ".tab": "\t"}.get(real.suffix.lower())
-    if delimiter is not None and rows:
-        handle.seek(0)
-        first = handle.readline().decode("utf-8", errors="replace")
-        header = next(csv.reader([first], delimiter=delimiter), [])
-        kind = "CSV" if delimiter == "," else "TSV"
-        text += (
-            f" This is a {kind} file: its first line is the header, with {len(header)} columns: "
-            f"{', '.join(header)}. Data rows start at line 2."
-        )
-    return text + "\n" + "\n".join(rows)
-
-
-def _snippet(text: str, first: int, count: int, context: int = 3) -> str:
-    lines = text.splitlines()
-    low, high = max(first - context, 1), min(first + count - 1 + context, len(lines))
-    return "\n".join(numbered_line(n, _decode(lines[n - 1].encode())) for n in range(low, high + 1))
