@@ -238,24 +238,47 @@ async def test_a_list_of_files_a_task_does_not_pick_by_content_may_be_typed(tmp_
     assert next(m.text for m in result.messages if m.role == "tool").startswith("Created files.txt")
 
 
-async def test_an_overwrite_that_loses_functions_the_task_does_not_name_is_refused(tmp_path: Path) -> None:
-    """add_function run 69: the 1.5B rewrote textutils.py as its slugify alone and lost the other two."""
+async def test_an_overwrite_that_loses_functions_the_task_does_not_name_is_merged_into_the_module(
+    tmp_path: Path,
+) -> None:
+    """add_function runs 69 and 70: the 1.5B rewrote textutils.py as its slugify alone; refused, it never
+    wrote the whole file."""
     module = tmp_path / "textutils.py"
-    original = "def word_count(t):\n    return 1\n\n\ndef title_case(t):\n    return t\n"
+    original = '"""Text helpers."""\n\n\ndef word_count(t):\n    return 1\n\n\ndef title_case(t):\n    return t\n'
     module.write_text(original)
     context = ToolContext(run_id="r", workspace=tmp_path)
     progress.task_message("Add a function slugify to textutils.py. Replace title_case with it.", context)
     [write] = [tool for tool in file_tools(PathJail(tmp_path)) if tool.name == "write_file"]
-    alone = "def slugify(t):\n    return t\n"
-    refused = await call_tool(write, context, path="textutils.py", content=alone)
+    alone = "from textutils import slugify\nimport re\n\ndef slugify(t):\n    return re.sub('x', '-', t)\n"
+    merged = await call_tool(write, context, path="textutils.py", content=alone)
+    assert (
+        not merged.is_error
+        and (
+            "Note: the new content had no word_count, which textutils.py defines and the task does not ask to remove, "
+            "so it was merged into textutils.py: they are kept, a function or class it defines is replaced by the new "
+            "one of the same name, and other new code goes after its last line. To remove code, use edit_file."
+        )
+        in merged.text
+    )
+    assert module.read_text() == (
+        '"""Text helpers."""\n\nimport re\n\n\ndef word_count(t):\n    return 1\n\n\ndef title_case(t):\n    return t\n'
+        "\n\ndef slugify(t):\n    return re.sub('x', '-', t)\n"
+    )  # its own import left out, as in any write
+    changed = "def title_case(t):\n    return t.upper()\n"
+    assert not (await call_tool(write, context, path="textutils.py", content=changed)).is_error
+    assert "def title_case(t):\n    return t.upper()\n\n\ndef slugify" in module.read_text()  # replaced where it was
+    named = "def word_count(t):\n    return 1\n"  # title_case and slugify: the task names them
+    assert not (await call_tool(write, context, path="textutils.py", content=named)).is_error
+    assert module.read_text() == named
+    module.write_text(original)
+    broken = "def slugify(t):\n    return t\nbreak\n"  # parses, but no merge of it compiles
+    refused = await call_tool(write, context, path="textutils.py", content=broken)
     assert refused.is_error and refused.text == (
         "textutils.py was not overwritten: the new content no longer defines word_count, which textutils.py "
         "defines now and the task does not ask to remove. Write the whole file again with them, or add new code "
         'with edit_file (path "textutils.py", old_text "" and the new code as new_text: it goes after the last line).'
     )
     assert module.read_text() == original
-    named = "def word_count(t):\n    return 1\n\n\ndef slugify(t):\n    return t\n"  # title_case: the task names it
-    assert not (await call_tool(write, context, path="textutils.py", content=named)).is_error
+    unbriefed = await call_tool(write, path="textutils.py", content=named)  # no task: only a note
+    assert not unbriefed.is_error and "Note: textutils.py no longer defines title_case" in unbriefed.text
     assert module.read_text() == named
-    unbriefed = await call_tool(write, path="textutils.py", content=alone)  # no task: only a note
-    assert not unbriefed.is_error and "Note: textutils.py no longer defines word_count" in unbriefed.text

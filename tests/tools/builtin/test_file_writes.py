@@ -203,6 +203,22 @@ async def test_line_breaks_a_model_put_inside_python_string_literals_are_written
     assert (jail.root / "notes.txt").read_text() == text
 
 
+async def test_a_module_with_escaped_line_breaks_between_statements_is_written_with_line_breaks(
+    tools: dict[str, Tool], jail: PathJail
+) -> None:
+    # project_layout run 70: JSON's \\n between statements, and cli.py did not parse.
+    content = 'def main(): print("Weather CLI ready")\\nif __name__ == "__main__": main()'
+    result = await call(tools["write_file"], path="weather/cli.py", content=content)
+    assert (jail.root / "weather" / "cli.py").read_text() == content.replace("\\n", "\n")
+    assert result.text.endswith(
+        "\nNote: the file's code had \\n between statements instead of line breaks; it was written with line "
+        "breaks there. In the JSON arguments, a line break is \\n (one backslash)."
+    )
+    kept = "print('a\\nb')\n"  # an escape inside a string is the code's own
+    assert "Note" not in (await call(tools["write_file"], path="ab.py", content=kept)).text
+    assert (jail.root / "ab.py").read_text() == kept
+
+
 async def test_a_markdown_table_cut_by_empty_lines_gets_a_warning(tools: dict[str, Tool], jail: PathJail) -> None:
     # '\n'.join(rows) of rows that each end in '\n': an empty line between every two rows.
     content = "| region | total |\n|---|---|\n\n| East | 4865.83 |\n\n| North | 4329.53 |\n"

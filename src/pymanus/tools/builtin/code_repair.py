@@ -45,6 +45,10 @@ WRITTEN_STRING_NOTE = (
     f"Note: the file's code had line breaks inside string literals; they were written as \\n escapes. {_ESCAPE_TIP}"
 )
 """What ``write_file`` says when it wrote a Python file with that repair."""
+WRITTEN_ESCAPED_NOTE = (
+    "Note: the file's code had \\n between statements instead of line breaks; it was written with line breaks "
+    "there. In the JSON arguments, a line break is \\n (one backslash)."
+)
 ESCAPED_NOTE = (
     "Note: your code had \\n between statements instead of line breaks; it was run with line breaks there. "
     "In the JSON arguments, a line break is \\n (one backslash)."
@@ -130,6 +134,15 @@ def repair_nested_quotes(code: str) -> str | None:
 def restore_control_escapes(code: str) -> str:
     """``code`` with backspace and form feed characters written back as ``\\b`` and ``\\f``."""
     return code.replace("\x08", "\\b").replace("\x0c", "\\f")
+
+
+def repair_written(code: str) -> tuple[str, str] | None:
+    """The text of a Python file to write with its line breaks repaired, and the note saying so (None: no repair)."""
+    if (joined := repair_string_line_breaks(code)) is not None:
+        return joined, WRITTEN_STRING_NOTE
+    if (split := repair_escaped_line_breaks(code)) is not None:
+        return split, WRITTEN_ESCAPED_NOTE
+    return None
 
 
 def repair_string_line_breaks(code: str) -> str | None:

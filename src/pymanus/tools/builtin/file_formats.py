@@ -392,8 +392,18 @@ def dropped_note(name: str, dropped: list[str]) -> str:
     )
 
 
+def kept_definitions_note(name: str, kept: list[str]) -> str:
+    """The note for an overwrite of the module ``name`` merged into it, since it lacked ``kept``."""
+    return (
+        f"Note: the new content had no {', '.join(kept)}, which {name} defines and the task does not ask to "
+        f"remove, so it was merged into {name}: they are kept, a function or class it defines is replaced by "
+        "the new one of the same name, and other new code goes after its last line. To remove code, use edit_file."
+    )
+
+
 def lost_definitions_refusal(name: str, dropped: list[str]) -> str:
-    """Why an overwrite of the module ``name`` that loses ``dropped``, which the task does not name, is refused."""
+    """Why an overwrite of the module ``name`` that loses ``dropped``, which the task does not name, and
+    cannot be merged into it, is refused."""
     return (
         f"{name} was not overwritten: the new content no longer defines {', '.join(dropped)}, which {name} defines "
         f"now and the task does not ask to remove. Write the whole file again with them, or add new code with "

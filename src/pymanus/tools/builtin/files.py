@@ -22,7 +22,7 @@ from typing import Any, TypeVar
 from pymanus.errors import PathEscapeError, ToolError
 from pymanus.sandbox import PathJail
 from pymanus.tools.builtin.code_lint import code_mistakes, undiscoverable_test
-from pymanus.tools.builtin.code_repair import WRITTEN_STRING_NOTE, repair_string_line_breaks
+from pymanus.tools.builtin.code_repair import repair_written
 from pymanus.tools.builtin.file_formats import (
     LITERAL_AS_JSON_NOTE,
     broken_python,
@@ -30,6 +30,7 @@ from pymanus.tools.builtin.file_formats import (
     dropped_imports_note,
     dropped_note,
     format_warning,
+    kept_definitions_note,
     lost_definitions_refusal,
     python_literal_as_json,
     redundant_self_imports,
@@ -50,6 +51,7 @@ from pymanus.tools.builtin.file_search import (
 )
 from pymanus.tools.builtin.file_views import numbered_lines, preview_lines, snippet
 from pymanus.tools.builtin.found_files import guessed_listing
+from pymanus.tools.builtin.module_merge import merged_module
 from pymanus.tools.builtin.python import CODE_OUTPUT
 from pymanus.tools.builtin.text_edits import (
     insert_lines,
@@ -88,9 +90,9 @@ FOUND_FILES = "files.found"
 is in them; ``write_file`` and ``edit_file`` refuse a list of them the run's code did not print
 (:func:`~pymanus.tools.builtin.found_files.guessed_listing`)."""
 TASK_WORDS = "files.task_words"
-"""``ToolContext.state`` key: the words of the task; ``write_file`` refuses an overwrite of a Python
-module that loses a function or class the task does not name (the 1.5B rewrote textutils.py as its
-new slugify alone, though the task said to keep the existing functions)."""
+"""``ToolContext.state`` key: the words of the task; ``write_file`` merges an overwrite of a Python
+module that loses a function or class the task does not name into the module (the 1.5B rewrote
+textutils.py as its new slugify alone, though the task said to keep the existing functions)."""
 UNDO_DEPTH = 20
 
 
@@ -272,15 +274,19 @@ def file_tools(
             with reader:
                 before = reader.read()
         existed = real.exists()
-        repaired = repair_string_line_breaks(content) if real.suffix == ".py" else None
+        repaired = repair_written(content) if real.suffix == ".py" else None
         converted = python_literal_as_json(content) if real.suffix.lower() == ".json" else None
-        content = repaired or converted or content
+        content = repaired[0] if repaired else converted or content
         dropped_imports: list[str] = []
+        kept: list[str] = []
         if real.suffix == ".py":
             if before and (words := context.state.get(TASK_WORDS)) is not None:
-                unnamed = [name for name in dropped_definitions(before, content) if name not in words]
-                if unnamed:
-                    raise ToolError(lost_definitions_refusal(jail.relative(real), unnamed))
+                kept = [name for name in dropped_definitions(before, content) if name not in words]
+                if kept:
+                    merged = merged_module(before.decode("utf-8", errors="replace"), content)
+                    if merged is None:
+                        raise ToolError(lost_definitions_refusal(jail.relative(real), kept))
+                    content = merged
             content, dropped_imports = redundant_self_imports(jail.relative(real), content, content)
             previous = before.decode("utf-8", errors="replace") if before else ""
             if refusal := (
@@ -297,7 +303,9 @@ def file_tools(
         verb = "Overwrote" if existed else "Created"
         report = f"{verb} {jail.relative(real)}: {len(data):,} bytes written, {lines:,} lines."
         if repaired:
-            report += f"\n{WRITTEN_STRING_NOTE}"
+            report += f"\n{repaired[1]}"
+        if kept:
+            report += f"\n{kept_definitions_note(jail.relative(real), kept)}"
         if converted:
             report += f"\n{LITERAL_AS_JSON_NOTE}"
         if dropped_imports:

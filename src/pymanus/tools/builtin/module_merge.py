@@ -1,0 +1,84 @@
+"""A rewrite of a Python module that holds only the new code, merged into the module.
+
+Asked to add a function and keep the others, the 1.5B rewrote ``textutils.py`` as its new
+``slugify`` alone, and once told that this lost two functions it never wrote the whole file
+again. The rewrite says what the model means to add or change; the module says what must stay.
+"""
+
+from __future__ import annotations
+
+import ast
+
+_DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+_IMPORTS = (ast.Import, ast.ImportFrom)
+
+
+def merged_module(before: str, after: str) -> str | None:
+    """``before`` with the top-level statements of ``after`` merged in, or None.
+
+    A function or class ``before`` defines is replaced where it stands by the one of the same
+    name; an import ``before`` lacks goes after its imports (or its docstring); anything else
+    goes after its last line. None when either side does not parse or the result does not compile.
+    """
+    try:
+        old, new = ast.parse(before), ast.parse(after)
+    except (SyntaxError, ValueError):
+        return None
+    old_lines, new_lines = before.splitlines(), after.splitlines()
+    defined = {node.name: node for node in old.body if isinstance(node, _DEFINITIONS)}
+    imported = {ast.dump(node) for node in old.body if isinstance(node, _IMPORTS)}
+    edits: list[tuple[int, int, list[str]]] = []  # (first line index, end index, new lines) of `before`
+    imports: list[str] = []
+    tail: list[str] = []
+    for node in new.body:
+        source = _source(node, new_lines)
+        if _is_docstring(node, new):
+            continue  # the module keeps its own docstring
+        if isinstance(node, _DEFINITIONS) and node.name in defined:
+            replaced = defined.pop(node.name)
+            edits.append((_first_line(replaced) - 1, _end_line(replaced), source))
+        elif isinstance(node, _IMPORTS):
+            if ast.dump(node) not in imported:
+                imports.extend(source)
+        else:
+            gap = isinstance(node, _DEFINITIONS) or not tail  # two blank lines before a def, as PEP 8 has it
+            tail.extend(["", "", *source] if gap else source)
+    if imports:
+        after_imports = [node for node in old.body if isinstance(node, _IMPORTS)]
+        docstring = [node for node in old.body[:1] if _is_docstring(node, old)]
+        anchor = after_imports or docstring
+        at = _end_line(anchor[-1]) if anchor else 0
+        edits.append((at, at, imports if after_imports or not docstring else ["", *imports]))
+    lines = list(old_lines)
+    for start, end, replacement in sorted(edits, key=lambda edit: edit[0], reverse=True):
+        lines[start:end] = replacement
+    while lines and not lines[-1].strip():
+        lines.pop()
+    merged = "\n".join(lines + tail) + "\n"
+    try:
+        compile(merged, "<merged>", "exec")
+    except (SyntaxError, ValueError):
+        return None
+    return merged
+
+
+def _is_docstring(node: ast.stmt, module: ast.Module) -> bool:
+    return (
+        node is module.body[0]
+        and isinstance(node, ast.Expr)
+        and isinstance(node.value, ast.Constant)
+        and isinstance(node.value.value, str)
+    )
+
+
+def _first_line(node: ast.stmt) -> int:
+    decorators = getattr(node, "decorator_list", [])
+    return min([node.lineno, *(decorator.lineno for decorator in decorators)])
+
+
+def _end_line(node: ast.stmt) -> int:
+    return node.end_lineno or node.lineno
+
+
+def _source(node: ast.stmt, lines: list[str]) -> list[str]:
+    return lines[_first_line(node) - 1 : _end_line(node)]
