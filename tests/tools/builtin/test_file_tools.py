@@ -157,13 +157,15 @@ async def test_old_text_from_another_file_names_that_file(tools: dict[str, Tool]
     assert "It is in" not in nowhere.text
 
 
-async def test_an_edit_that_adds_a_definition_after_missing_text_says_how_to_add(
+async def test_an_edit_that_adds_a_definition_after_missing_text_adds_it_or_says_how(
     tools: dict[str, Tool], jail: PathJail
 ) -> None:
     # add_function: old_text "slugify" (the function to add), new_text its definition.
-    (jail.root / "textutils.py").write_text("def word_count(text):\n    return len(text.split())\n")
+    module = jail.root / "textutils.py"
+    module.write_text("def word_count(text):\n    return len(text.split())\n")
     new = "def slugify(title: str) -> str:\n    return title.lower()\n"
-    result = await call(tools["edit_file"], path="textutils.py", old_text="slugify", new_text=new)
+    used = new + "print(slugify('A'))\n"  # more than definitions: not only an addition
+    result = await call(tools["edit_file"], path="textutils.py", old_text="slugify", new_text=used)
     assert result.is_error and result.text.endswith(
         "new_text defines `slugify`, which textutils.py does not define yet: to add new code after its last "
         'line, call edit_file with an empty old_text ("").'
@@ -171,8 +173,15 @@ async def test_an_edit_that_adds_a_definition_after_missing_text_says_how_to_add
     again = "def word_count(text):\n    return len(text.split(' '))\n"  # a definition the file has
     changed = await call(tools["edit_file"], path="textutils.py", old_text="return len(text)", new_text=again)
     assert changed.is_error and "does not define yet" not in changed.text
+    added = await call(tools["edit_file"], path="textutils.py", old_text="slugify", new_text="import re\n" + new)
+    assert not added.is_error and added.text.endswith(
+        "\nNote: old_text 'slugify' is not in textutils.py, and new_text defines slugify, which textutils.py did "
+        "not have, so new_text was added after its last line."
+    )
+    assert module.read_text() == "def word_count(text):\n    return len(text.split())\nimport re\n" + new
+    module.write_text("def word_count(text):\n    return len(text.split())\n")
     added = await call(tools["edit_file"], path="textutils.py", old_text="", new_text=new)
-    assert not added.is_error and "def slugify" in (jail.root / "textutils.py").read_text()
+    assert not added.is_error and "def slugify" in module.read_text()
     same = await call(tools["edit_file"], path="textutils.py", old_text="", new_text=new)
     assert same.is_error and "it already has this code, from line 3" in same.text
     other = new.replace("lower()", "upper()")

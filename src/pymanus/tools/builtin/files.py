@@ -57,6 +57,7 @@ from pymanus.tools.builtin.text_edits import (
     insert_lines,
     new_definitions,
     not_found,
+    only_new_definitions,
     present_lines,
     replace_every,
     replace_once,
@@ -337,10 +338,17 @@ def file_tools(
                 f"with path {path!r} and its whole content."
             )
         text = before or ""  # adding lines to a file that does not exist yet creates it
+        appended = ""
         if old_text and same_line_endings(text, old_text, new_text)[0] not in text:
-            raise ToolError(
-                not_found(path, text, old_text) + new_definitions(path, text, new_text) + _holders(old_text, path)
+            if not (path.endswith(".py") and (added := only_new_definitions(text, new_text))):
+                raise ToolError(
+                    not_found(path, text, old_text) + new_definitions(path, text, new_text) + _holders(old_text, path)
+                )
+            appended = (
+                f"\nNote: old_text {old_text!r} is not in {path}, and new_text defines {', '.join(added)}, which "
+                f"{path} did not have, so new_text was added after its last line."
             )
+            old_text = ""
         dropped_imports: list[str] = []
         if path.endswith(".py"):
             new_text, dropped_imports = redundant_self_imports(path, new_text, f"{text}\n{new_text}")
@@ -386,7 +394,7 @@ def file_tools(
         if restated:
             report += f"\nNote: {restated_note(path, restated)}"
         notes = _format_note(path, updated) + _imports_note(path, updated)
-        return report + (_elsewhere(old_text, real) if old_text else "") + notes
+        return report + appended + (_elsewhere(old_text, real) if old_text else "") + notes
 
     def package_import_refusal(file: str, text: str) -> str | None:
         """Why ``text`` may not be the package ``__init__.py`` ``file`` (its own folder counts as existing)."""

@@ -5,6 +5,7 @@ Pure functions of the text: :mod:`pymanus.tools.builtin.files` reads and saves t
 
 from __future__ import annotations
 
+import ast
 import difflib
 import re
 
@@ -65,6 +66,21 @@ def new_definitions(path: str, text: str, new: str) -> str:
         f" new_text defines {names}, which {path} does not define yet: to add new code after its last line, "
         'call edit_file with an empty old_text ("").'
     )
+
+
+def only_new_definitions(text: str, new: str) -> list[str]:
+    """The functions and classes ``new`` defines when it is nothing but top-level definitions (and imports)
+    that the module ``text`` has none of; [] otherwise. Such a new_text with an old_text not in the file
+    can only mean "add these" (add_function run 71: old_text "slugify", new_text its def, sent twice)."""
+    try:
+        tree = ast.parse(new)
+    except (SyntaxError, ValueError):
+        return []
+    kinds = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+    if not all(isinstance(node, (*kinds, ast.Import, ast.ImportFrom)) for node in tree.body):
+        return []
+    names = [node.name for node in tree.body if isinstance(node, kinds)]
+    return names if names and not set(names) & set(_DEFINITION.findall(text)) else []
 
 
 def replace_every(path: str, text: str, old: str, new: str) -> tuple[str, int]:
