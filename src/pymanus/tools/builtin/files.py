@@ -281,15 +281,15 @@ def file_tools(
         dropped_imports: list[str] = []
         kept: list[str] = []
         if real.suffix == ".py":
+            previous = before.decode("utf-8", errors="replace") if before else ""
             if before and (words := context.state.get(TASK_WORDS)) is not None:
                 kept = [name for name in dropped_definitions(before, content) if name not in words]
                 if kept:
-                    merged = merged_module(before.decode("utf-8", errors="replace"), content)
+                    merged = merged_module(previous, content)
                     if merged is None:
                         raise ToolError(lost_definitions_refusal(jail.relative(real), kept))
                     content = merged
             content, dropped_imports = redundant_self_imports(jail.relative(real), content, content)
-            previous = before.decode("utf-8", errors="replace") if before else ""
             if refusal := (
                 refused_python(jail.relative(real), content)
                 or (previous and broken_python(jail.relative(real), previous, content))
