@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from pathlib import Path
 
 from helpers.agent_cases import add, assert_protocol
-from pymanus import Agent, Message, RunState, tool
+from pymanus import Agent, Message, RunState, ToolContext, tool
 from pymanus.agent.guards import REPEAT_HINT
 from pymanus.agent.loop import EXPLORE_TEMPERATURE
-from pymanus.agent.notes import FAILED_AGAIN_NOTE, RESAMPLE_NOTE, SENT_BACK_REPEAT_NOTE
+from pymanus.agent.notes import EARLIER_REPEAT_NOTE, FAILED_AGAIN_NOTE, RESAMPLE_NOTE, SENT_BACK_REPEAT_NOTE
 from pymanus.models import ScriptedModel, call
 from pymanus.models.base import Model, ModelResponse, ModelSettings, ToolDefinition
 
@@ -27,6 +28,17 @@ class TemperatureRecorder(Model):
         self.temperatures.append(settings.temperature)
         self.top_ps.append(settings.top_p)
         return await self.inner.request(messages, tools, settings)
+
+
+@tool
+def note(name: str, ctx: ToolContext) -> str:
+    """Write a note file.
+
+    Args:
+        name: the note's file name
+    """
+    (Path(ctx.workspace) / name).write_text("noted")
+    return f"wrote {name}"
 
 
 async def test_a_repeated_call_raises_the_temperature_of_the_next_request() -> None:
@@ -51,18 +63,20 @@ async def test_a_response_repeating_the_last_step_is_sampled_again_before_it_run
     assert_protocol(result.messages)
 
 
-async def test_a_call_that_failed_twice_the_same_way_is_sampled_again_before_it_ends_the_run() -> None:
-    broken, other = call("add", a="x", b=1), call("add", a=1, b=1)
-    # broken fails twice, each time after another call (so not a repeat of the last step, and it
-    # runs); a third time would end the run stuck, so the model is asked again before it runs.
-    model = TemperatureRecorder([broken, other, broken, other, broken, call("add", a=2, b=1), "3"])
-    result = await Agent(model, tools=[add], settings=ModelSettings(temperature=0.1), max_repeats=3).run("task")
+async def test_a_call_that_failed_twice_the_same_way_is_sampled_again_before_it_ends_the_run(tmp_path: Path) -> None:
+    broken, other, third = call("add", a="x", b=1), call("note", name="a.txt"), call("note", name="b.txt")
+    # broken fails twice, each time after a call that changed the workspace (so not a repeat of
+    # a step nothing changed since, and it runs); a third time would end the run stuck, so the
+    # model is asked again before it runs.
+    model = TemperatureRecorder([broken, other, broken, third, broken, call("add", a=2, b=1), "3"])
+    agent = Agent(model, tools=[add, note], settings=ModelSettings(temperature=0.1), max_repeats=3, workspace=tmp_path)
+    result = await agent.run("task")
     assert model.inner.requests[5][-1].text.startswith(FAILED_AGAIN_NOTE)  # step 5, sampled again
     assert not any(m.text.startswith(FAILED_AGAIN_NOTE) for m in model.inner.requests[6])
     assert model.temperatures[5] == EXPLORE_TEMPERATURE
     calls = [c.arguments for m in result.messages for c in m.tool_calls]
     fixed = call("add", a=2, b=1).arguments
-    assert calls == [broken.arguments, other.arguments, broken.arguments, other.arguments, fixed]
+    assert calls == [broken.arguments, other.arguments, broken.arguments, third.arguments, fixed]
     assert (result.state, result.output) == (RunState.FINISHED, "3")
     assert_protocol(result.messages)
 
@@ -91,7 +105,7 @@ async def test_the_draw_after_a_repeat_cannot_call_the_repeated_tool() -> None:
     assert_protocol(result.messages)
 
 
-async def test_a_failed_call_that_left_out_a_default_is_still_seen_failing_again() -> None:
+async def test_a_failed_call_that_left_out_a_default_is_still_seen_failing_again(tmp_path: Path) -> None:
     @tool
     def lookup(key: str, exact: bool = False) -> str:
         """Look a key up.
@@ -102,9 +116,11 @@ async def test_a_failed_call_that_left_out_a_default_is_still_seen_failing_again
         """
         raise ValueError(f"no key {key!r}")
 
-    broken, other = call("lookup", key="x"), call("add", a=1, b=1)  # `exact` left to its default
-    model = TemperatureRecorder([broken, other, broken, other, broken, call("lookup", key="y"), "done"])
-    result = await Agent(model, tools=[add, lookup], settings=ModelSettings(temperature=0.1)).run("task")
+    broken = call("lookup", key="x")  # `exact` left to its default
+    other, third = call("note", name="a.txt"), call("note", name="b.txt")
+    model = TemperatureRecorder([broken, other, broken, third, broken, call("lookup", key="y"), "done"])
+    agent = Agent(model, tools=[lookup, note], settings=ModelSettings(temperature=0.1), workspace=tmp_path)
+    result = await agent.run("task")
     assert model.inner.requests[5][-1].text.startswith(FAILED_AGAIN_NOTE)  # the third try is drawn again
     assert [c.arguments for m in result.messages for c in m.tool_calls][-1] == call("lookup", key="y").arguments
     assert_protocol(result.messages)
@@ -142,3 +158,43 @@ async def test_a_response_repeating_the_step_before_a_sent_back_answer_is_sample
     ]
     assert (result.state, result.output) == (RunState.FINISHED, "done")
     assert_protocol(result.messages)
+
+
+async def test_a_response_repeating_an_earlier_step_nothing_changed_since_is_sampled_again(tmp_path: Path) -> None:
+    # fix_failing_test: run the code, list a folder outside the workspace (fails), run the same code again.
+    run_it, outside = call("add", a=1, b=1), call("note", name="../out.txt")
+    model = TemperatureRecorder([run_it, outside, run_it, call("note", name="fix.txt"), "done"])
+    agent = Agent(model, tools=[add, note], settings=ModelSettings(temperature=0.1), workspace=tmp_path)
+    result = await agent.run("task")
+    note_sent = model.inner.requests[3][-1].text
+    assert note_sent.startswith(EARLIER_REPEAT_NOTE) and "This time `add` cannot be called" in note_sent
+    assert [t.name for t in model.inner.request_tools[3]] == ["note", "terminate"]
+    assert model.temperatures[3] == EXPLORE_TEMPERATURE
+    # The repeat never ran: the third step is the resampled call.
+    assert [c.arguments for m in result.messages for c in m.tool_calls] == [
+        run_it.arguments,
+        outside.arguments,
+        call("note", name="fix.txt").arguments,
+    ]
+    assert (result.state, result.output) == (RunState.FINISHED, "done")
+    assert_protocol(result.messages)
+
+
+async def test_an_earlier_step_is_repeated_freely_once_a_file_changed(tmp_path: Path) -> None:
+    run_it = call("add", a=1, b=1)
+    model = TemperatureRecorder([run_it, call("note", name="fix.txt"), run_it, "done"])
+    agent = Agent(model, tools=[add, note], settings=ModelSettings(temperature=0.1), workspace=tmp_path)
+    result = await agent.run("task")
+    assert not any(m.text.startswith(EARLIER_REPEAT_NOTE) for request in model.inner.requests for m in request)
+    assert len(model.inner.requests) == 4  # no draw again: the repeat ran
+    assert [m.text.split("\n")[0] for m in result.messages if m.role == "tool"] == ["2", "wrote fix.txt", "2"]
+
+
+async def test_an_earlier_step_is_repeated_freely_after_another_call_of_its_tool(tmp_path: Path) -> None:
+    # A python call in between may have changed the session the repeated call reads.
+    run_it = call("add", a=1, b=1)
+    model = TemperatureRecorder([run_it, call("add", a=2, b=2), run_it, "done"])
+    agent = Agent(model, tools=[add], settings=ModelSettings(temperature=0.1), workspace=tmp_path)
+    result = await agent.run("task")
+    assert len(model.inner.requests) == 4  # no draw again: the repeat ran
+    assert [m.text.split("\n")[0] for m in result.messages if m.role == "tool"] == ["2", "4", "2"]

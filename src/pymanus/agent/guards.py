@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from pymanus.messages import Message, ToolCall
+from pymanus.tools.builtin.workspace_scan import Snapshot
 from pymanus.tools.toolset import ToolOutcome
 
 REPEAT_HINT = (
@@ -52,6 +53,56 @@ def _calls(message: Message) -> list[str]:
 
 def _answer_only(message: Message) -> bool:
     return bool(message.tool_calls) and all(call.name == "terminate" for call in message.tool_calls)
+
+
+RECENT_STEPS = 4
+"""How far back :class:`StepLog` looks for a step a response repeats: the results of recent steps
+are still in the conversation in full, so calling again only fetches what the model can read."""
+
+
+@dataclass(frozen=True)
+class _LoggedStep:
+    calls: list[str]
+    succeeded: frozenset[str]
+    """The tools whose calls in the step succeeded."""
+    files: Snapshot | None
+    """The workspace's files after the step (``None``: not known)."""
+
+
+@dataclass
+class StepLog:
+    """The recent steps of a run, to tell when a response repeats an earlier step that nothing has changed since.
+
+    The 1.5B loops over two steps (run the failing code, list a folder that does not exist, run
+    the same code again) where the repeat of the previous step (:func:`repeated_step`) never
+    fires. A step that repeats one of the last :data:`RECENT_STEPS` exactly, while no file has
+    changed and no call in between of one of its tools succeeded (a ``python`` call in between
+    may have changed the session's variables), would give the same results again. A final answer
+    is never such a repeat: the completion check may accept one it sent back before.
+    """
+
+    _steps: list[_LoggedStep] = field(default_factory=list)
+
+    def record(self, message: Message, outcomes: Sequence[ToolOutcome], files: Snapshot | None) -> None:
+        """Log a step that made calls: its calls, the tools that succeeded, and the files after it ran."""
+        succeeded = frozenset(o.call.name for o in outcomes if o.failure is None)
+        self._steps = [*self._steps, _LoggedStep(_calls(message), succeeded, files)][-RECENT_STEPS:]
+
+    def repeats_unchanged(self, message: Message) -> bool:
+        """Whether ``message`` makes exactly the calls of a recent step (other than the last one) with
+        nothing changed since."""
+        tools = {c.name for c in message.tool_calls}
+        if not tools or "terminate" in tools or not self._steps or self._steps[-1].files is None:
+            return False
+        calls = _calls(message)
+        for back in range(2, len(self._steps) + 1):
+            since = self._steps[-back + 1 :]
+            if any(tools & step.succeeded for step in since):
+                return False
+            earlier = self._steps[-back]
+            if earlier.calls == calls and earlier.files == self._steps[-1].files:
+                return True
+        return False
 
 
 @dataclass

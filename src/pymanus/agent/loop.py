@@ -31,8 +31,9 @@ from pymanus.agent.events import (
     ToolCallFinished,
     ToolCallStarted,
 )
-from pymanus.agent.guards import REPEAT_HINT, FailureGuard, RepeatGuard, repeated_step
+from pymanus.agent.guards import REPEAT_HINT, FailureGuard, RepeatGuard, StepLog, repeated_step
 from pymanus.agent.notes import (
+    EARLIER_REPEAT_NOTE,
     FAILED_AGAIN_NOTE,
     GAVE_UP_NOTE,
     NO_TOOL_CALL_NUDGE,
@@ -48,6 +49,7 @@ from pymanus.agent.snapshot import WorkspaceSnapshot
 from pymanus.errors import ModelError, ModelOutputError
 from pymanus.messages import Message, Usage
 from pymanus.models.base import Model, ModelResponse, ModelSettings, TextChunk, ToolDefinition
+from pymanus.tools.builtin.workspace_scan import scan
 from pymanus.tools.tool import ToolContext
 from pymanus.tools.toolset import ToolOutcome, Toolset
 
@@ -84,7 +86,9 @@ class RunLimits:
     stays callable), before it runs: nothing changed since, so the same calls would give the
     same results (small models re-run a failing test unchanged until the run ends stuck). So
     is a response making a call that has failed the same way ``max_repeats - 1`` times, with
-    :data:`FAILED_AGAIN_NOTE`: once more would end the run stuck. The tools are withheld
+    :data:`FAILED_AGAIN_NOTE`: once more would end the run stuck; and one repeating a recent step
+    that nothing has changed since (:class:`~pymanus.agent.guards.StepLog`), with
+    :data:`EARLIER_REPEAT_NOTE`. The tools are withheld
     because a higher temperature alone rarely moved the 1.5B: it re-drew a repeated test run
     token for token at any temperature that kept its calls well formed, and every draw of a
     long call costs half a minute on 2 cores. They stay in the prompt (the grammar leaves them
@@ -309,6 +313,7 @@ class Run:
         spec = self.spec
         repeats = RepeatGuard(spec.limits.max_repeats)
         failures = FailureGuard()
+        recent = StepLog()
         for step in range(self.step + 1, spec.limits.max_steps + 1):
             self.step = spec.context.step = step
             request, tools = await self._request()
@@ -330,6 +335,8 @@ class Run:
                     note = RESAMPLE_NOTE
                 elif repeated == "before_answer":  # the answer's note may ask for that tool, so none is withheld
                     note = SENT_BACK_REPEAT_NOTE
+                elif recent.repeats_unchanged(response.message):
+                    note = EARLIER_REPEAT_NOTE
                 elif repeats.doomed(response.message.tool_calls):
                     note = FAILED_AGAIN_NOTE
                 else:
@@ -356,6 +363,7 @@ class Run:
             outcomes = await self._bounded(spec.toolset.run_calls(message.tool_calls, spec.context))
             for event in self._drain_notices():
                 yield event
+            recent.record(message, outcomes, await asyncio.to_thread(scan, spec.context.workspace))
             for outcome in outcomes:
                 content = outcome.result.content
                 ending = outcome.result.end_run

@@ -12,6 +12,11 @@ RESAMPLE_NOTE = (
     "give the same result again. Use that result: make a different call that moves the task forward."
 )
 
+EARLIER_REPEAT_NOTE = (
+    "Your reply repeats the calls of an earlier step exactly, and no file has changed since, so they would "
+    "give the same result again: it is above. Use that result: make a different call that moves the task forward."
+)
+
 SENT_BACK_REPEAT_NOTE = (
     "Your reply repeats the calls you made before your last answer, which was sent back. Nothing has changed "
     "since, so they would give the same result. Do what the note on your answer says: make a different call."
