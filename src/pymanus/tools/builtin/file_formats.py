@@ -178,7 +178,8 @@ def unwritten_package_import(name: str, text: str, exists: Callable[[str], bool]
 
     Every import of the package runs its ``__init__.py`` first, so until that module exists the
     package cannot be imported at all, nor its tests run. The 1.5B began project_layout this way
-    in four runs out of four and spent the run editing the import.
+    in four runs out of four and spent the run editing the import. The file tools refuse it once
+    per file (it then insisted on it until the run ended).
     """
     if PurePosixPath(name).name != "__init__.py":
         return None

@@ -94,6 +94,10 @@ TASK_WORDS = "files.task_words"
 """``ToolContext.state`` key: the words of the task; ``write_file`` merges an overwrite of a Python
 module that loses a function or class the task does not name into the module (the 1.5B rewrote
 textutils.py as its new slugify alone, though the task said to keep the existing functions)."""
+REFUSED_PACKAGES = "files.refused_packages"
+"""``ToolContext.state`` key: package ``__init__.py`` files whose import of a module not written yet was
+refused once this run; the next such write goes through with a note (the 1.5B wrote the same import
+again and again until the run ended)."""
 UNDO_DEPTH = 20
 
 
@@ -293,7 +297,7 @@ def file_tools(
             if refusal := (
                 refused_python(jail.relative(real), content)
                 or (previous and broken_python(jail.relative(real), previous, content))
-                or package_import_refusal(jail.relative(real), content)
+                or package_import_refusal(jail.relative(real), content, context)
             ):
                 raise ToolError(refusal)
         data = content.encode("utf-8")
@@ -384,7 +388,7 @@ def file_tools(
         if path.endswith(".py") and (
             refusal := refused_python(path, updated)
             or (before and broken_python(path, before, updated))
-            or package_import_refusal(jail.relative(jail.resolve(path, write=True)), updated)
+            or package_import_refusal(jail.relative(jail.resolve(path, write=True)), updated, context)
         ):
             raise ToolError(refusal)
         real = save(path, updated.encode("utf-8"))
@@ -396,10 +400,16 @@ def file_tools(
         notes = _format_note(path, updated) + _imports_note(path, updated)
         return report + appended + (_elsewhere(old_text, real) if old_text else "") + notes
 
-    def package_import_refusal(file: str, text: str) -> str | None:
-        """Why ``text`` may not be the package ``__init__.py`` ``file`` (its own folder counts as existing)."""
+    def package_import_refusal(file: str, text: str, context: ToolContext) -> str | None:
+        """Why ``text`` may not be the package ``__init__.py`` ``file`` (its own folder counts as existing),
+        the first time only: written again, it goes through with the note of what to write next."""
         top = PurePosixPath(file).parts[0]
-        return unwritten_package_import(file, text, lambda name: name == top or (jail.root / name).exists())
+        refusal = unwritten_package_import(file, text, lambda name: name == top or (jail.root / name).exists())
+        refused: set[str] = context.state.setdefault(REFUSED_PACKAGES, set())
+        if refusal is None or file in refused:
+            return None
+        refused.add(file)
+        return refusal
 
     def _imports_note(path: str, text: str) -> str:
         """The workspace modules a Python file imports that are not written yet, with the call to make."""
