@@ -262,3 +262,42 @@ def test_lines_no_file_system_takes_as_paths_are_no_files(tmp_path: Path) -> Non
     problem = missing_outputs(task, "Done.", context, uncomputed=True)
     assert problem is not None and "counts.md" in problem
     assert progress.locate(tmp_path, note) is None
+
+
+COUNTS_TASK = (
+    "For each .txt file in the texts folder, count its lines and words, and write counts.md with a table "
+    "of file, lines and words. Add a total row at the end."
+)
+
+
+def test_a_table_without_the_total_row_the_task_asks_for_is_sent_back(tmp_path: Path) -> None:
+    # word_counts run 81: three rows of counts, no total row, and "the counts are correct".
+    context = start_run(tmp_path, COUNTS_TASK, {"alpha.txt": "a b\n"})
+    (tmp_path / "counts.md").write_text(
+        "| file | lines | words |\n|---|---|---|\n| alpha.txt | 3 | 20 |\n| beta.txt | 5 | 22 |\n"
+    )
+    assert table_problems(COUNTS_TASK, context) == [
+        "counts.md's table has no total row, and the task asks for one: add a last row with Total in its first "
+        "column and the sum of each column of numbers (compute the sums with python)"
+    ]
+    (tmp_path / "counts.md").write_text(
+        "| file | lines | words |\n|---|---|---|\n| alpha.txt | 3 | 20 |\n| beta.txt | 5 | 22 |\n"
+        "| **Total** | 8 | 42 |\n"
+    )
+    assert table_problems(COUNTS_TASK, context) == []
+    # Without "total row" in the task, no total row is asked for.
+    assert table_problems(COUNTS_TASK.replace(" Add a total row at the end.", ""), context) == []
+
+
+def test_a_total_row_that_is_not_the_sum_of_the_rows_above_is_sent_back(tmp_path: Path) -> None:
+    task = "Write totals.csv with the amount per region, and a totals row."
+    context = start_run(tmp_path, task, {"sales.csv": "region,amount\nNorth,1\n"})
+    (tmp_path / "totals.csv").write_text('region,amount,orders\nNorth,10.25,2\nSouth,"1,200.50",3\nTotal,1210.70,5\n')
+    assert table_problems(task, context) == [
+        "totals.csv's total row gives amount 1210.70, but the rows above sum to 1210.75: compute the totals with "
+        "python from the same values"
+    ]
+    (tmp_path / "totals.csv").write_text('region,amount,orders\nNorth,10.25,2\nSouth,"1,200.50",3\nTotal,1210.75,5\n')
+    assert table_problems(task, context) == []
+    (tmp_path / "totals.csv").write_text("region,amount\nNorth,10.25\nSouth,1200.5\nTotal,1211\n")  # rounded
+    assert table_problems(task, context) == []

@@ -11,13 +11,12 @@ rows that disagree when a final answer is given (:func:`pymanus.agent.manus.miss
 
 from __future__ import annotations
 
-import csv
 import re
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from pymanus.agent.progress import locate, read_head, written_files
-from pymanus.tools.builtin.file_formats import markdown_table
+from pymanus.agent.progress import locate, written_files
+from pymanus.agent.table_checks import read_table
 from pymanus.tools.builtin.workspace_scan import is_file
 from pymanus.tools.tool import ToolContext
 
@@ -54,7 +53,7 @@ def count_problems(context: ToolContext) -> list[str]:
     workspace = Path(context.workspace)
     problems = []
     for name in written_files(context):
-        table = _table(workspace / name)
+        table = read_table(workspace / name)
         if table is None:
             continue
         header, rows = table
@@ -107,12 +106,3 @@ def _named_file_text(workspace: Path, row: Sequence[str]) -> str | None:
 def _integer(cell: str) -> int | None:
     text = cell.strip().replace(",", "")
     return int(text) if text.isdigit() else None
-
-
-def _table(path: Path) -> tuple[list[str], list[list[str]]] | None:
-    """The header and rows of a CSV file, or of the first Markdown table of a .md file."""
-    suffix = path.suffix.lower()
-    if suffix == ".csv":
-        rows = list(csv.reader(read_head(path).splitlines()))
-        return (rows[0], rows[1:]) if rows else None
-    return markdown_table(read_head(path)) if suffix == ".md" else None

@@ -43,6 +43,10 @@ _LISTS = (".txt", ".md", ".csv", ".log")
 _LIST_SEPARATOR = re.compile(r"\s*[,;]\s*|\s+")
 # A number, a path or a quoted string: items of a list, not words of a sentence.
 _LIST_ITEM = re.compile(r"-?\d+(?:\.\d+)?|[\w.-]*[/.][\w./-]+|'[^']*'|\"[^\"]*\"")
+# "Add a total row at the end", "with a totals row", "a row for the total"
+_TOTAL_ROW = re.compile(r"\btotals? (?:row|line)\b|\brow (?:for|of|with) (?:the )?totals?\b", re.IGNORECASE)
+_TOTAL_CELL = re.compile(r"\btotals?\b|\bsum\b", re.IGNORECASE)
+_NUMBER_CELL = re.compile(r"-?\d+(?:\.(\d+))?")
 _INPUTS_READ = 50
 """Input CSV files read to learn whether the inputs have empty cells."""
 
@@ -85,9 +89,60 @@ def table_problems(task: str, context: ToolContext) -> list[str]:
             "Series written with index=False; use series.reset_index().to_markdown(index=False))"
         )
     problems.extend(empty)
+    problems.extend(_total_row_problems(task, workspace, written))
     problems.extend(_one_line_lists(task, workspace, written))
     problems.extend(_paths_out_of_scope(task, workspace, written))
     return problems
+
+
+def _total_row_problems(task: str, workspace: Path, written: Sequence[str]) -> list[str]:
+    """A table the task asks a total row of that has none, or whose total row is not the sum of the rows above.
+
+    word_counts: the 1.5B's table of file, lines and words had no total row ("Add a total row at
+    the end"), and its answer said the counts were right.
+    """
+    match = _TOTAL_ROW.search(task)
+    name = _file_near(task, match.start(), _TABLES) if match else None
+    path = _written_path(workspace, name, written) if name is not None else None
+    table = read_table(path) if path is not None else None
+    if name is None or table is None:
+        return []
+    header, rows = table
+    totals = [row for row in rows if any(_TOTAL_CELL.search(cell) and not _number(cell) for cell in row)]
+    if not totals:
+        return [
+            f"{name}'s table has no total row, and the task asks for one: add a last row with Total in its first "
+            "column and the sum of each column of numbers (compute the sums with python)"
+        ]
+    total, above = totals[-1], rows[: rows.index(totals[-1])]
+    wrong = []
+    for index, column in enumerate(header):
+        values = [_number(row[index]) if index < len(row) else None for row in above]
+        given = _number(total[index]) if index < len(total) else None
+        if given is None or not values or None in values:
+            continue
+        expected = sum(v[0] for v in values if v is not None)
+        if abs(given[0] - expected) > 0.51 * 10 ** -given[1]:  # the total as rounded in the cell
+            wrong.append(f"{column} {total[index].strip()}, but the rows above sum to {expected:g}")
+    if wrong:
+        return [f"{name}'s total row gives {'; '.join(wrong)}: compute the totals with python from the same values"]
+    return []
+
+
+def _number(cell: str) -> tuple[float, int] | None:
+    """A table cell's number and its decimals (``"1,234.50"`` → ``(1234.5, 2)``), or ``None``."""
+    text = cell.strip().strip("*_`$€£").replace(",", "").strip()
+    match = _NUMBER_CELL.fullmatch(text)
+    return (float(text), len(match.group(1) or "")) if match else None
+
+
+def read_table(path: Path) -> tuple[list[str], list[list[str]]] | None:
+    """The header and rows of a CSV or TSV file, or of the first Markdown table of a .md file."""
+    suffix = path.suffix.lower()
+    if suffix in (".csv", ".tsv"):
+        rows = list(csv.reader(read_head(path).splitlines(), delimiter="\t" if suffix == ".tsv" else ","))
+        return (rows[0], rows[1:]) if rows else None
+    return markdown_table(read_head(path)) if suffix == ".md" else None
 
 
 def _written_path(workspace: Path, name: str, written: Sequence[str]) -> Path | None:
@@ -136,13 +191,7 @@ def _file_near(task: str, position: int, suffixes: tuple[str, ...]) -> str | Non
 
 def table_header(path: Path) -> list[str] | None:
     """The column names of a CSV or TSV file, or of the first table of a Markdown file."""
-    text = read_head(path)
-    lines = text.splitlines()
-    if not lines:
-        return None
-    if path.suffix.lower() in (".csv", ".tsv"):
-        return next(csv.reader(lines[:1], delimiter="\t" if path.suffix.lower() == ".tsv" else ","), None)
-    table = markdown_table(text)
+    table = read_table(path)
     return table[0] if table is not None else None
 
 
