@@ -132,6 +132,23 @@ async def test_unpacking_the_wrong_number_of_values_says_to_look_at_one_item(onc
     assert "Print one (print(items[0]))" in result.text
 
 
+@pytest.mark.skipif(find_spec("pandas") is None, reason="pandas is not installed")
+async def test_a_table_of_columns_of_different_lengths_names_their_lengths(runner: PythonRunner) -> None:
+    # word_counts run 81: the total appended to two of the three lists, then the same code sent again.
+    code = (
+        "import pandas as pd\nfiles = ['a.txt', 'b.txt']\nlines = [3, 5]\nwords = [20, 22]\n"
+        "lines.append(sum(lines))\nwords.append(sum(words))\n"
+        "df = pd.DataFrame({'file': files, 'lines': lines, 'words': words})"
+    )
+    result = await call(runner.tool, code)
+    assert result.is_error and "All arrays must be of the same length" in result.text
+    assert "the table's columns have different lengths: file 2, lines 3, words 3." in result.text, result.text
+    columns = "columns = {'file': files, 'lines': lines}\npd.DataFrame(columns)"
+    assert "file 2, lines 3." in (await call(runner.tool, columns)).text
+    other = await call(runner.tool, "raise ValueError('All arrays must be of the same length')")
+    assert "different lengths" not in other.text  # no table on the line: nothing to name
+
+
 async def test_wrong_arguments_show_the_callee_parameters(runner: PythonRunner) -> None:
     code = "def area(width, height):\n    return width * height\narea(w=2, height=3)"
     result = await call(runner.tool, code)

@@ -501,6 +501,13 @@ class PythonRunner:
                 "The code raised TypeError (traceback above): a call's arguments do not match its parameters. "
                 f"The parameters it accepts:\n{accepted}\n{refused}Fix the call to use only these and run it again."
             )
+        if lengths := status.get("column_lengths"):
+            counts = ", ".join(f"{name} {length}" for name, length in lengths.items())
+            return (
+                f"The code raised ValueError (traceback above): the table's columns have different lengths: "
+                f"{counts}. Every column needs one value per row: a value added to some lists (a total) must be "
+                "added to every list, or added as a row after the table is built."
+            )
         if error == "TypeError" and (unwritable := _NOT_JSON.search(outcome.stderr)):
             return (
                 f"The code raised TypeError (traceback above): json writes dicts, lists, strings, numbers, "

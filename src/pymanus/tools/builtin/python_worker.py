@@ -176,6 +176,8 @@ def run_block(source: str, filename: str, namespace: dict[str, Any]) -> dict[str
                 status["raised_in"] = where
         elif isinstance(exc, TypeError) and (advice := call_signatures(exc)).get("signatures"):
             status.update(advice)
+        elif isinstance(exc, ValueError) and (lengths := column_lengths(exc)):
+            status["column_lengths"] = lengths
         return status
     return {"ok": True}
 
@@ -322,6 +324,44 @@ def call_signatures(exc: TypeError) -> dict[str, Any]:
             advice["renamed"] = renamed
     advice["signatures"] = signatures[:3]
     return advice
+
+
+def column_lengths(exc: ValueError) -> dict[str, int]:
+    """``{column: length}`` of the table built on the model's failing line, when its columns differ in length.
+
+    ``pd.DataFrame({'file': files, 'lines': lines})`` after ``lines.append(sum(lines))``: pandas
+    says "All arrays must be of the same length" without saying which; the 1.5B sent the same
+    code again. A dict literal's names, or a dict the line names, are looked up in the failing
+    frame; nothing is called.
+    """
+    if "same length" not in str(exc):
+        return {}
+    frames = [(f, n) for f, n in traceback.walk_tb(exc.__traceback__) if f.f_code.co_filename.startswith("<cell")]
+    if not frames:
+        return {}
+    frame, line = frames[-1]
+    try:
+        tree = ast.parse("".join(linecache.getlines(frame.f_code.co_filename)))
+    except SyntaxError:
+        return {}
+    scope = {**frame.f_globals, **frame.f_locals}
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call) or not node.lineno <= line <= (node.end_lineno or node.lineno):
+            continue
+        for argument in node.args[:1]:
+            columns: dict[str, Any] = {}
+            if isinstance(argument, ast.Dict):
+                columns = {
+                    str(key.value): scope.get(value.id)
+                    for key, value in zip(argument.keys, argument.values, strict=True)
+                    if isinstance(key, ast.Constant) and isinstance(value, ast.Name)
+                }
+            elif isinstance(argument, ast.Name) and isinstance(found := scope.get(argument.id), dict):
+                columns = {str(key): value for key, value in found.items()}
+            lengths = {name: len(value) for name, value in columns.items() if isinstance(value, (list, tuple))}
+            if len(set(lengths.values())) > 1:
+                return lengths
+    return {}
 
 
 def _last_name(func: ast.expr) -> str:
