@@ -210,6 +210,14 @@ async def test_a_name_error_raised_in_a_workspace_module_names_that_module(once:
     (sandbox.workspace / "textutils.py").write_text("def slugify(title):\n    return titel\n")
     inside = await call(once, "from textutils import slugify\nprint(slugify('Hello'))")
     assert inside.is_error and "The NameError is in textutils.py, line 2" in inside.text
+    # add_function run 83: the 1.5B's slugify used re without importing it, and never added the import.
+    (sandbox.workspace / "textutils.py").write_text("def slugify(title):\n    return re.sub('[^a-z]+', '-', title)\n")
+    module = await call(once, "from textutils import slugify\nprint(slugify('Hello'))")
+    assert module.is_error and module.text.endswith(
+        "The NameError is in textutils.py, line 2 (traceback above): `re` is a standard module that textutils.py "
+        "does not import. Add the import as its first line: edit_file with path 'textutils.py', old_text \"\", "
+        'insert_line 0 and new_text "import re"; then run this again.'
+    )
 
 
 async def test_a_comprehension_variable_used_outside_its_brackets_is_named(once: Tool) -> None:

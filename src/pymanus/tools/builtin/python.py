@@ -479,6 +479,12 @@ class PythonRunner:
             )
         if status.get("undefined") and status.get("raised_in"):
             (path, line), name = status["raised_in"], status["undefined"]
+            if name in sys.stdlib_module_names:  # add_function run 83: re.compile in textutils.py, never imported
+                return (
+                    f"The NameError is in {path}, line {line} (traceback above): `{name}` is a standard module that "
+                    f"{path} does not import. Add the import as its first line: edit_file with path {path!r}, "
+                    f'old_text "", insert_line 0 and new_text "import {name}"; then run this again.'
+                )
             return (
                 f"The NameError is in {path}, line {line} (traceback above), a workspace file the code imports, not "
                 f"in the code: `{name}` is not defined at that point of {path}. Fix {path} (edit_file), then run "
