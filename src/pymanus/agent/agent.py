@@ -11,7 +11,8 @@ from pathlib import Path
 from typing import Any
 
 from pymanus.agent.events import Event, RunFinished
-from pymanus.agent.loop import CompletionCheck, NextStepPrompt, Run, RunLimits, RunSpec, TaskMessage
+from pymanus.agent.limits import RunLimits
+from pymanus.agent.loop import CompletionCheck, NextStepPrompt, Run, RunSpec, TaskMessage
 from pymanus.agent.result import RunResult
 from pymanus.models.base import Model, ModelSettings
 from pymanus.tools.builtin.terminate import terminate

@@ -48,7 +48,14 @@ from pymanus.tools.builtin.keyword_aliases import rename_keywords
 from pymanus.tools.builtin.listing_lint import missing_walk_folder, shallow_listing
 from pymanus.tools.builtin.path_repair import windows_paths
 from pymanus.tools.builtin.python_commands import PythonCommand, split_commands
-from pymanus.tools.builtin.python_hints import missing_file_note, missing_name_note, no_tests_note
+from pymanus.tools.builtin.python_hints import (
+    TEXT_READ_NOTE,
+    column_lengths_note,
+    missing_file_note,
+    missing_name_note,
+    no_tests_note,
+    unimported_module_note,
+)
 from pymanus.tools.builtin.python_session import BlockOutcome, WorkerSession, frame, parse_status
 from pymanus.tools.builtin.search_lint import other_case_search
 from pymanus.tools.builtin.workspace_scan import Snapshot, changed_files, defining_module, describe_changes, scan
@@ -480,11 +487,7 @@ class PythonRunner:
         if status.get("undefined") and status.get("raised_in"):
             (path, line), name = status["raised_in"], status["undefined"]
             if name in sys.stdlib_module_names:  # add_function run 83: re.compile in textutils.py, never imported
-                return (
-                    f"The NameError is in {path}, line {line} (traceback above): `{name}` is a standard module that "
-                    f"{path} does not import. Add the import as its first line: edit_file with path {path!r}, "
-                    f'old_text "", insert_line 0 and new_text "import {name}"; then run this again.'
-                )
+                return unimported_module_note(path, line, name)
             return (
                 f"The NameError is in {path}, line {line} (traceback above), a workspace file the code imports, not "
                 f"in the code: `{name}` is not defined at that point of {path}. Fix {path} (edit_file), then run "
@@ -508,12 +511,7 @@ class PythonRunner:
                 f"The parameters it accepts:\n{accepted}\n{refused}Fix the call to use only these and run it again."
             )
         if lengths := status.get("column_lengths"):
-            counts = ", ".join(f"{name} {length}" for name, length in lengths.items())
-            return (
-                f"The code raised ValueError (traceback above): the table's columns have different lengths: "
-                f"{counts}. Every column needs one value per row: a value added to some lists (a total) must be "
-                "added to every list, or added as a row after the table is built."
-            )
+            return column_lengths_note(lengths)
         if error == "TypeError" and (unwritable := _NOT_JSON.search(outcome.stderr)):
             return (
                 f"The code raised TypeError (traceback above): json writes dicts, lists, strings, numbers, "
@@ -521,11 +519,7 @@ class PythonRunner:
                 "float(v) for Decimal and numpy numbers (int(v) for whole ones), str(v) for dates and times."
             )
         if error == "AttributeError" and "'str' object has no attribute 'read'" in outcome.stderr:
-            return (
-                "The code raised AttributeError (traceback above): a function that reads from an open file "
-                "(json.load, csv.reader's file, pickle.load) was given text, a str. read_file(path) returns the "
-                "file's text: parse it with json.loads(read_file(path)), or pass an open file: json.load(open(path))."
-            )
+            return TEXT_READ_NOTE
         if error == "TypeError" and (mixed := _TEXT_WITH_NUMBER.search(outcome.stderr)):
             return (
                 f"The code raised TypeError (traceback above): {mixed.group(0)}, so one of the values is text "

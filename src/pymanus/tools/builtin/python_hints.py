@@ -20,6 +20,13 @@ from pathlib import Path, PurePosixPath
 from pymanus.tools.builtin.file_formats import self_import
 from pymanus.tools.builtin.workspace_scan import defining_module, scan
 
+TEXT_READ_NOTE = (
+    "The code raised AttributeError (traceback above): a function that reads from an open file "
+    "(json.load, csv.reader's file, pickle.load) was given text, a str. read_file(path) returns the "
+    "file's text: parse it with json.loads(read_file(path)), or pass an open file: json.load(open(path))."
+)
+"""The note for ``'str' object has no attribute 'read'``."""
+
 
 def missing_name_note(workspace: Path, missing: str, where: str, error: str, *, importer: str, circular: bool) -> str:
     """The note for ``missing``, a name the workspace module ``where`` lacks.
@@ -165,4 +172,23 @@ def missing_file_note(workspace: Path, missing: str) -> str:
         f"The code raised FileNotFoundError (traceback above): the workspace has no {missing}, but has "
         f"{', '.join(same[:5])}. Use that path (relative to the workspace folder) and run it again."
         + (joined if "/" not in missing and all("/" in path for path in same) else "")
+    )
+
+
+def unimported_module_note(path: str, line: int, module: str) -> str:
+    """The note for a NameError in the workspace module ``path`` for a standard ``module`` it never imports."""
+    return (
+        f"The NameError is in {path}, line {line} (traceback above): `{module}` is a standard module that "
+        f"{path} does not import. Add the import as its first line: edit_file with path {path!r}, "
+        f'old_text "", insert_line 0 and new_text "import {module}"; then run this again.'
+    )
+
+
+def column_lengths_note(lengths: dict[str, int]) -> str:
+    """The note for pandas' "All arrays must be of the same length", with each column's length."""
+    counts = ", ".join(f"{name} {length}" for name, length in lengths.items())
+    return (
+        f"The code raised ValueError (traceback above): the table's columns have different lengths: "
+        f"{counts}. Every column needs one value per row: a value added to some lists (a total) must be "
+        "added to every list, or added as a row after the table is built."
     )
