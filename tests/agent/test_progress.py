@@ -23,6 +23,7 @@ from pymanus.tools import ToolContext
 from pymanus.tools.builtin.files import file_tools
 from pymanus.tools.builtin.workspace_scan import (
     BRIEF_FILES,
+    DATA_ROWS_SHOWN,
     changed_files,
     describe_changes,
     describe_workspace,
@@ -70,6 +71,28 @@ def test_briefing_shows_indented_json_with_one_item_per_line(tmp_path: Path) -> 
     assert 'config.json (its JSON with one item per line):\n```\n{\n"port": 8080,\n"hosts": ["a", "b"]\n}\n```' in brief
     assert 'tight.json:\n```\n{"a":1}\n```' in brief  # already shorter than one item per line
     assert "- orders.json (12 lines; a JSON list of 2 objects with keys id, customer, total)" in brief
+
+
+async def test_briefing_shows_only_the_first_records_of_a_data_file(tmp_path: Path) -> None:
+    rows = [f"2024-03-{day:02},North,{day * 10}.5" for day in range(1, 21)]
+    (tmp_path / "sales.csv").write_text("date,region,amount\n" + "\n".join(rows) + "\n")
+    (tmp_path / "six.csv").write_text("n\n" + "\n".join(map(str, range(6))) + "\n")  # one row more: shown whole
+    (tmp_path / "orders.json").write_text(json.dumps([{"id": n, "total": n * 2.5} for n in range(20)], indent=2))
+    (tmp_path / "settings.json").write_text(json.dumps({f"key{n}": n for n in range(20)}, indent=2))
+    ctx = context(tmp_path)
+    brief = task_message("Total the amounts per region in sales.csv.", ctx)
+    shown = "\n".join(["date,region,amount", *rows[:DATA_ROWS_SHOWN]])
+    assert f"sales.csv (first {DATA_ROWS_SHOWN + 1} of 21 lines):\n```\n{shown}\n```" in brief
+    assert rows[DATA_ROWS_SHOWN] not in brief
+    assert "six.csv:\n```\nn\n0\n1\n2\n3\n4\n5\n```" in brief
+    assert (
+        "orders.json (its JSON with one item per line; first 6 of 22 lines):\n```\n[\n"
+        + ",\n".join(json.dumps({"id": n, "total": n * 2.5}) for n in range(5))
+        + ",\n```"
+    ) in brief
+    assert '"key19": 19' in brief  # an object's keys are not records: shown whole
+    [read] = [tool for tool in file_tools(PathJail(tmp_path)) if tool.name == "read_file"]
+    assert rows[-1] in (await call(read, ctx, path="sales.csv")).text  # shown in part: read as usual
 
 
 async def test_reading_a_file_the_first_message_shows_whole_says_so(tmp_path: Path) -> None:
