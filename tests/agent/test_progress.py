@@ -92,7 +92,17 @@ async def test_briefing_shows_only_the_first_records_of_a_data_file(tmp_path: Pa
     ) in brief
     assert '"key19": 19' in brief  # an object's keys are not records: shown whole
     [read] = [tool for tool in file_tools(PathJail(tmp_path)) if tool.name == "read_file"]
-    assert rows[-1] in (await call(read, ctx, path="sales.csv")).text  # shown in part: read as usual
+    assert rows[-1] in (await call(read, ctx, path="sales.csv", start_line=1)).text  # a range: read as usual
+    ranged = (await call(read, ctx, path="sales.csv", start_line=1, end_line=6, preview=True)).text
+    assert ranged.startswith("sales.csv (lines 1-6 of 21):") and rows[DATA_ROWS_SHOWN] not in ranged
+    for whole in ({}, {"preview": True}):
+        assert (await call(read, ctx, path="sales.csv", **whole)).text == (
+            "The first rows of sales.csv are shown in the first message, and it has not changed since. It has 21 "
+            "lines: compute from all of them with python (its code reads the file), or read_file with start_line "
+            "and end_line for the lines you need."
+        )
+    (tmp_path / "sales.csv").write_text("date,region,amount\n2024-04-01,East,3\n")  # changed: previewed as usual
+    assert "2024-04-01,East,3" in (await call(read, ctx, path="sales.csv", preview=True)).text
 
 
 async def test_reading_a_file_the_first_message_shows_whole_says_so(tmp_path: Path) -> None:

@@ -50,7 +50,7 @@ Tools:
 {tools}
 
 How to work:
-- Read an input file (unless the first message shows it) before you rely on its content.
+- Read an input file (unless the first message shows it or its first rows) before you rely on its content.
 - Use `python` for anything computed from files (sums, tables, statistics, counts of lines or words, \
 which files contain something); print the results. Never type by hand numbers or lists that code can compute. \
 Write files with `write_file` or from Python, always with the real computed values, never placeholders. \

@@ -44,6 +44,7 @@ from pymanus.tools.builtin.files import (
     KEPT_FILES,
     PRINTED_FILES,
     SHOWN_FILES,
+    SHOWN_HEADS,
     TASK_FOLDERS,
     TASK_WORDS,
 )
@@ -437,8 +438,10 @@ def task_message(task: str, context: ToolContext, checks: Sequence[CheckResult] 
             context.state[_ORIGINALS] = _originals(workspace, {name: snapshot[name] for name in kept})
             context.state[KEPT_FILES] = kept
     shown: list[str] = []
-    parts = [task, describe_workspace(workspace, shown=shown)]
-    context.state[SHOWN_FILES] = {path: snapshot[path] for path in shown if snapshot and path in snapshot}
+    heads: list[str] = []
+    parts = [task, describe_workspace(workspace, shown=shown, heads=heads)]
+    for key, paths in ((SHOWN_FILES, shown), (SHOWN_HEADS, heads)):
+        context.state[key] = {path: snapshot[path] for path in paths if snapshot and path in snapshot}
     if checks:
         parts.append("The task's checks, run now:\n" + "\n".join(c.describe(BRIEF_CHECK_CHARS) for c in checks))
     return "\n\n".join(parts)

@@ -79,6 +79,11 @@ SHOWN_FILES = "files.shown"
 (modification time in ns, size) then; ``read_file`` of one still so says so instead of showing
 it again (reading what the first message shows was the 1.5B's first step in three tasks of ten,
 400 prompt tokens and 15 s for a 20-row CSV)."""
+SHOWN_HEADS = "files.shown_heads"
+"""``ToolContext.state`` key: data files whose first records the run's first message showed, with their
+stamps then; a ``preview`` or whole read of one still so says so, and points to python (the 1.5B previewed
+sales.csv after the briefing showed its head: 450 prompt tokens of rows its code then read anyway; it read
+scores.csv whole and typed a wrong top5.csv from the rows). A range of lines is read as usual."""
 TASK_FOLDERS = "files.task_folders"
 """``ToolContext.state`` key: folders the task asks for (relative, ``/``-separated) that ``write_file``
 refuses to create as files (the 1.5B wrote a file named ``tests`` for "a tests folder")."""
@@ -197,12 +202,20 @@ def file_tools(
             preview: show only the first 20 rows (and, for CSV/TSV, the header's column names).
         """
         real = existing(jail, path, want="file")
+        unranged = start_line is None and end_line is None
+        preview = preview and unranged  # a range asked for is what is shown
         if (lines := _shown_unchanged(real, jail.relative(real), context)) is not None and (
-            preview or ((start_line or 1) <= 1 and (end_line is None or end_line >= lines))
+            (start_line or 1) <= 1 and (end_line is None or end_line >= lines)
         ):  # all of it is in the prompt already: reading it again costs the model seconds per line
             return (
                 f"{path} is shown whole in the first message and has not changed since: use it from there "
                 f"(read_file with start_line and end_line within its {lines} lines shows those lines numbered)."
+            )
+        if unranged and (lines := _shown_unchanged(real, jail.relative(real), context, SHOWN_HEADS)) is not None:
+            return (
+                f"The first rows of {path} are shown in the first message, and it has not changed since. "
+                f"It has {lines} lines: compute from all of them with python (its code reads the file), or "
+                "read_file with start_line and end_line for the lines you need."
             )
         if start_line is not None and start_line < 1:
             raise ToolError("start_line counts from 1; give a number of 1 or more.")
@@ -543,9 +556,10 @@ def _format_note(path: str, text: str) -> str:
     return f"\n{warning}" if warning else ""
 
 
-def _shown_unchanged(real: Path, relative: str, context: ToolContext) -> int | None:
-    """The line count of ``real`` if the task message showed it whole and it is unchanged since, else None."""
-    shown = context.state.get(SHOWN_FILES, {}).get(relative)
+def _shown_unchanged(real: Path, relative: str, context: ToolContext, key: str = SHOWN_FILES) -> int | None:
+    """The line count of ``real`` if the task message showed it (whole, or its head for :data:`SHOWN_HEADS`)
+    and it is unchanged since, else None."""
+    shown = context.state.get(key, {}).get(relative)
     if shown is None or shown != file_stamp(real):
         return None
     with real.open("rb") as handle:

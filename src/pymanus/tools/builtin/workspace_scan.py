@@ -161,14 +161,16 @@ def empty_cells(path: str, lines: list[str]) -> dict[str, int]:
     return {name: count for name, count in counts.items() if count}
 
 
-def describe_workspace(root: Path, show_budget: int = SHOW_BUDGET, *, shown: list[str] | None = None) -> str:
+def describe_workspace(
+    root: Path, show_budget: int = SHOW_BUDGET, *, shown: list[str] | None = None, heads: list[str] | None = None
+) -> str:
     """A short briefing on the workspace's files for the first message of a run.
 
     Names with lines or sizes, CSV columns and JSON shapes, then the text of the small
     files while they fit in ``show_budget`` characters: reading them is the first thing
     any agent does, and one message is cheaper than a step per file. Data files (CSV,
     JSON lists) show their first :data:`DATA_ROWS_SHOWN` records only. The paths of the
-    files shown whole are appended to ``shown``.
+    files shown whole are appended to ``shown``, those shown in part to ``heads``.
     """
     snapshot = scan(root)
     if snapshot is None:
@@ -198,8 +200,9 @@ def describe_workspace(root: Path, show_budget: int = SHOW_BUDGET, *, shown: lis
             notes.append(f"first {head.count(chr(10)) + 1} of {view.rstrip().count(chr(10)) + 1} lines")
         how = f" ({'; '.join(notes)})" if notes else ""
         lines.append(f"\n{path}{how}:\n```\n{(head or view).rstrip()}\n```")
-        if head is None and shown is not None:
-            shown.append(path)
+        listed = shown if head is None else heads
+        if listed is not None:
+            listed.append(path)
     return "\n".join(lines)
 
 
