@@ -79,18 +79,20 @@ async def test_briefing_shows_only_the_first_records_of_a_data_file(tmp_path: Pa
     (tmp_path / "six.csv").write_text("n\n" + "\n".join(map(str, range(6))) + "\n")  # one row more: shown whole
     (tmp_path / "orders.json").write_text(json.dumps([{"id": n, "total": n * 2.5} for n in range(20)], indent=2))
     (tmp_path / "settings.json").write_text(json.dumps({f"key{n}": n for n in range(20)}, indent=2))
+    (tmp_path / "events.jsonl").write_text("".join(json.dumps({"n": n}) + "\n" for n in range(10)))
     ctx = context(tmp_path)
     brief = task_message("Total the amounts per region in sales.csv.", ctx)
     shown = "\n".join(["date,region,amount", *rows[:DATA_ROWS_SHOWN]])
-    assert f"sales.csv (first {DATA_ROWS_SHOWN + 1} of 21 lines):\n```\n{shown}\n```" in brief
+    assert f"sales.csv (first {DATA_ROWS_SHOWN} of 20 rows):\n```\n{shown}\n```" in brief
     assert rows[DATA_ROWS_SHOWN] not in brief
     assert "six.csv:\n```\nn\n0\n1\n2\n3\n4\n5\n```" in brief
     assert (
-        "orders.json (its JSON with one item per line; first 6 of 22 lines):\n```\n[\n"
+        "orders.json (its JSON with one item per line; first 5 of 20 items):\n```\n[\n"
         + ",\n".join(json.dumps({"id": n, "total": n * 2.5}) for n in range(5))
         + ",\n```"
     ) in brief
     assert '"key19": 19' in brief  # an object's keys are not records: shown whole
+    assert 'events.jsonl (first 5 of 10 lines):\n```\n{"n": 0}\n' in brief and '{"n": 5}' not in brief
     [read] = [tool for tool in file_tools(PathJail(tmp_path)) if tool.name == "read_file"]
     assert rows[-1] in (await call(read, ctx, path="sales.csv", start_line=1)).text  # a range: read as usual
     ranged = (await call(read, ctx, path="sales.csv", start_line=1, end_line=6, preview=True)).text

@@ -191,13 +191,11 @@ def describe_workspace(
         view = compact or text
         if not view:
             continue
-        head = data_head(path, view)
+        head, part = data_head(path, view) or (None, None)
         if len(head or view) > show_budget:
             continue
         show_budget -= len(head or view)
-        notes = ["its JSON with one item per line"] if compact else []
-        if head is not None:
-            notes.append(f"first {head.count(chr(10)) + 1} of {view.rstrip().count(chr(10)) + 1} lines")
+        notes = [note for note in ("its JSON with one item per line" if compact else None, part) if note]
         how = f" ({'; '.join(notes)})" if notes else ""
         lines.append(f"\n{path}{how}:\n```\n{(head or view).rstrip()}\n```")
         listed = shown if head is None else heads
@@ -214,16 +212,25 @@ step), and the 1.5B copied rows it could see by hand into merged.csv, with the w
 _DATA_SUFFIXES = (".csv", ".tsv", ".json", ".jsonl")
 
 
-def data_head(path: str, view: str) -> str | None:
-    """The first lines of a data file's ``view`` when it has more records than the briefing shows.
+def data_head(path: str, view: str) -> tuple[str, str] | None:
+    """The first records of a data file's ``view`` and what they are of ("first 5 of 20 rows"), when it has
+    more than the briefing shows.
 
     A JSON object (settings, a mapping) is shown whole: its keys are not rows of one table.
     """
-    if not path.lower().endswith(_DATA_SUFFIXES) or (path.lower().endswith(".json") and not view.startswith("[")):
+    name = path.lower()
+    if not name.endswith(_DATA_SUFFIXES) or (name.endswith(".json") and not view.lstrip().startswith("[")):
         return None
-    rows = view.rstrip("\n").splitlines()
-    keep = DATA_ROWS_SHOWN + (0 if path.lower().endswith(".jsonl") else 1)  # a header or the opening bracket
-    return "\n".join(rows[:keep]) if len(rows) > keep + 1 else None
+    rows = view.strip().splitlines()
+    if name.endswith(".jsonl"):
+        lead, records, kind = 0, len(rows), "lines"
+    elif name.endswith(".json"):  # one item per line between the brackets (compact_json)
+        lead, records, kind = 1, len(rows) - 2, "items"
+    else:  # the header, then a row per line
+        lead, records, kind = 1, len(rows) - 1, "rows"
+    if records <= DATA_ROWS_SHOWN + 1:  # cutting one record saves nothing
+        return None
+    return "\n".join(rows[: lead + DATA_ROWS_SHOWN]), f"first {DATA_ROWS_SHOWN} of {records} {kind}"
 
 
 def compact_json(text: str) -> str | None:
