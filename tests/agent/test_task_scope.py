@@ -21,6 +21,8 @@ EXISTING = {"sales.csv", "orders.json", "orders.csv", "customers.csv", "products
         ("Convert the file `products.csv` to JSON.", ["products.csv"]),
         ("From scores.csv, write top5.csv.", []),  # scores.csv is not in the workspace
         ("Remove the debug lines from config.txt, then read notes.txt.", ["notes.txt"]),
+        ("What is the mean of the amount column in sales.csv? Save it to mean.json.", ["sales.csv"]),
+        ("Count the rows of orders.csv and write the count to count.txt.", ["orders.csv"]),
     ],
 )
 def test_files_the_task_reads_to_make_its_output_are_sources(task: str, sources: list[str]) -> None:
@@ -37,6 +39,7 @@ def test_files_the_task_reads_to_make_its_output_are_sources(task: str, sources:
         "Load config.txt and overwrite the port.",
         "Read config.txt and add a debug setting.",  # no other file named: the change is to config.txt
         "Using orders.json, remove the cancelled orders.",
+        "Delete the duplicate rows in sales.csv.",  # no other file named: the change is to sales.csv
     ],
 )
 def test_files_the_task_also_changes_are_not_sources(task: str) -> None:

@@ -20,6 +20,7 @@ from pathlib import Path
 from pymanus.agent import progress
 from pymanus.agent.agent import Agent
 from pymanus.agent.count_checks import count_problems
+from pymanus.agent.json_checks import json_shape_problems
 from pymanus.agent.progress import locate, named_files, read_head
 from pymanus.agent.project_checks import missing_tests, pyproject_problems
 from pymanus.agent.renames import rename_notes
@@ -133,7 +134,8 @@ def missing_outputs(
     no file still uses a name the task renames, every JSON, TOML or Python file the run
     wrote parses, the tables it wrote have the columns the task lists and no empty cells
     the inputs lack (:mod:`pymanus.agent.table_checks`), a pyproject.toml gives the project name and
-    version the task gives (:mod:`pymanus.agent.project_checks`), the line and word counts of files
+    version the task gives (:mod:`pymanus.agent.project_checks`), a JSON file has the shape the task gives it
+    (:mod:`pymanus.agent.json_checks`), the line and word counts of files
     in its tables are those of the files (:mod:`pymanus.agent.count_checks`), a task that only asks a question
     changed no file (:func:`progress.restore_changed_inputs` puts them back), the task's named checks
     and the checks of the run's own work (``checks``, already run: the tests it wrote pass, its
@@ -164,6 +166,7 @@ def missing_outputs(
     problems.extend(progress.invalid_outputs(context))
     problems.extend(table_problems(task, context))
     problems.extend(pyproject_problems(task, context))
+    problems.extend(json_shape_problems(task, workspace))
     problems.extend(missing_tests(task, context))
     problems.extend(count_problems(context))
     problems.extend(progress.restore_changed_inputs(task, context))

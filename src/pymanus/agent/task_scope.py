@@ -22,9 +22,11 @@ _FOLDER = re.compile(
 )
 _FILE = FILE_NAME.pattern
 # "Convert products.csv", "Read sales.csv", "Using orders.json", "From scores.csv",
-# "Merge orders.csv with customers.csv": files the task reads to make its output.
+# "Merge orders.csv with customers.csv", "the temperature column in readings.csv": files the task
+# reads to make its output (the 1.5B added its results as columns to readings.csv).
 _SOURCE = re.compile(
-    rf"\b(convert|read|merge|using|from|load|parse|combine|join)\s+(?:the\s+(?:file\s+)?)?`?{_FILE}`?"
+    r"\b(convert|read|merge|using|from|load|parse|combine|join|(?:columns?|rows|values|records|entries)\s+(?:in|of))"
+    rf"\s+(?:the\s+(?:file\s+)?)?`?{_FILE}`?"
     rf"(?:\s+(?:with|and)\s+`?{_FILE}`?)?",
     re.IGNORECASE,
 )

@@ -1,0 +1,69 @@
+"""Whether a JSON file the task describes has the shape the task gives it.
+
+"Save them to stats.json as {"mean": ..., "median": ...}": the 1.5B wrote stats.json with
+``DataFrame.to_json(orient='records')``, a list of every row with the mean and median added
+as columns, and called the task done. A task that spells out an object's keys after a
+``.json`` name, or says "as a JSON list" or "as a JSON object", is checked for that shape.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+from pymanus.tools.builtin.workspace_scan import is_file
+
+_JSON_FILE = r"(?<![\w./-])(?P<file>(?:[\w-]+/)*\w[\w.-]*\.json)\b"
+# "stats.json as {"mean": ..., "median": ...}": an object literal in the sentence that names the file.
+_TEMPLATE = re.compile(_JSON_FILE + r"[^.{\n]*?\{(?P<body>[^{}\n]*\"[^{}\n]*)\}")
+# "shipped.json, as a JSON list", "customer_totals.json as a JSON object mapping ...".
+_KIND = re.compile(_JSON_FILE + r"[^.\n]*?\bas\s+an?\s+JSON\s+(?P<kind>list|array|object)\b", re.IGNORECASE)
+_KEY = re.compile(r"\"([^\"]+)\"\s*:")
+_READ_LIMIT = 1_000_000
+
+
+def json_shape_problems(task: str, workspace: Path) -> list[str]:
+    """Notes on the JSON files ``task`` gives a shape that exist but have another one."""
+    problems = []
+    for name, keys, kind in _shapes(task):
+        path = workspace / name
+        if not is_file(path) or path.stat().st_size > _READ_LIMIT:
+            continue  # a missing file has its own note
+        try:
+            data = json.loads(path.read_text(encoding="utf-8", errors="replace"))
+        except ValueError:
+            continue  # so has one that does not parse
+        if kind == "list" and not isinstance(data, list):
+            problems.append(f"{name} holds a JSON {_kind_of(data)}, but the task asks for a JSON list")
+        elif kind == "object" and not isinstance(data, dict):
+            like = "{" + ", ".join(f'"{key}": ...' for key in keys) + "}" if keys else "{...}"
+            problems.append(
+                f"{name} holds a JSON {_kind_of(data)}, but the task asks for one object like {like}: "
+                f"build that dict in python and write it with json.dump"
+            )
+        elif isinstance(data, dict) and (missing := [key for key in keys if key not in data]):
+            problems.append(
+                f"{name} has no key {', '.join(map(repr, missing))}; the task asks for the keys "
+                f"{', '.join(map(repr, keys))}"
+            )
+    return problems
+
+
+def _shapes(task: str) -> list[tuple[str, list[str], str]]:
+    """(file, the keys the task lists for it, "object" or "list") for each JSON file the task shapes."""
+    shapes: dict[str, tuple[list[str], str]] = {}
+    for match in _KIND.finditer(task):
+        shapes[match.group("file")] = ([], "object" if match.group("kind").lower() == "object" else "list")
+    for match in _TEMPLATE.finditer(task):
+        if keys := _KEY.findall(match.group("body")):
+            shapes[match.group("file")] = (keys, "object")
+    return [(name, keys, kind) for name, (keys, kind) in shapes.items()]
+
+
+def _kind_of(data: object) -> str:
+    if isinstance(data, list):
+        return "list"
+    if isinstance(data, dict):
+        return "object"
+    return "string" if isinstance(data, str) else "number" if isinstance(data, int | float) else "value"

@@ -1,0 +1,62 @@
+"""A JSON file the task gives a shape ("as {"mean": ..., "median": ...}", "as a JSON list") is held to it."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from pymanus.agent import progress
+from pymanus.agent.json_checks import json_shape_problems
+from pymanus.agent.manus import missing_outputs
+from pymanus.tools.tool import ToolContext
+
+STATS_TASK = (
+    "What are the mean and the median of the temperature column in readings.csv? "
+    'Save them to stats.json as {"mean": ..., "median": ...}, rounded to two decimals.'
+)
+
+
+def test_a_list_where_the_task_spells_out_an_object_is_sent_back(tmp_path: Path) -> None:
+    (tmp_path / "readings.csv").write_text("sensor,temperature\nlab,22.1\nroof,23.6\n")
+    context = ToolContext(run_id="r", workspace=tmp_path)
+    progress.task_message(STATS_TASK, context)
+    records = [{"sensor": "lab", "temperature": 22.1, "mean_temp": 22.85}]
+    (tmp_path / "stats.json").write_text(json.dumps(records))
+    assert json_shape_problems(STATS_TASK, tmp_path) == [
+        'stats.json holds a JSON list, but the task asks for one object like {"mean": ..., "median": ...}: '
+        "build that dict in python and write it with json.dump"
+    ]
+    problem = missing_outputs(STATS_TASK, "Saved.", context)
+    assert problem is not None and "asks for one object like" in problem
+    (tmp_path / "stats.json").write_text('{"mean": 22.85}')
+    assert json_shape_problems(STATS_TASK, tmp_path) == [
+        "stats.json has no key 'median'; the task asks for the keys 'mean', 'median'"
+    ]
+    (tmp_path / "stats.json").write_text('{"mean": 22.85, "median": 22.85}')
+    assert json_shape_problems(STATS_TASK, tmp_path) == []
+    assert missing_outputs(STATS_TASK, "Saved.", context) is None
+
+
+def test_a_json_list_or_object_the_task_names_in_words(tmp_path: Path) -> None:
+    task = (
+        "Save the shipped orders to shipped.json, as a JSON list. Save the totals to totals.json as a JSON "
+        "object mapping each customer's name to their total."
+    )
+    (tmp_path / "shipped.json").write_text('{"1001": {"status": "shipped"}}')
+    (tmp_path / "totals.json").write_text('[["Alice", 12.5]]')
+    assert json_shape_problems(task, tmp_path) == [
+        "shipped.json holds a JSON object, but the task asks for a JSON list",
+        "totals.json holds a JSON list, but the task asks for one object like {...}: "
+        "build that dict in python and write it with json.dump",
+    ]
+    (tmp_path / "shipped.json").write_text('[{"id": 1001}]')
+    (tmp_path / "totals.json").write_text('{"Alice": 12.5}')
+    assert json_shape_problems(task, tmp_path) == []
+
+
+def test_missing_broken_and_unshaped_files_are_left_to_other_checks(tmp_path: Path) -> None:
+    assert json_shape_problems(STATS_TASK, tmp_path) == []  # not written: "the workspace has no such file"
+    (tmp_path / "stats.json").write_text("{not json")
+    assert json_shape_problems(STATS_TASK, tmp_path) == []  # the parse check names it
+    (tmp_path / "out.json").write_text("[1, 2]")
+    assert json_shape_problems("Write the squares to out.json.", tmp_path) == []  # no shape given
