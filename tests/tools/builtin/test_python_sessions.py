@@ -496,12 +496,24 @@ async def test_a_test_run_that_found_no_tests_names_the_test_modules(runner: Pyt
 
 
 async def test_text_given_where_a_file_is_read_names_json_loads(runner: PythonRunner) -> None:
-    # customer_totals: json.load(read_file('orders.json')), three times.
     (runner.sandbox.workspace / "orders.json").write_text('[{"total": 2.5}]')
-    result = await call(runner.tool, "import json\nprint(json.load(read_file('orders.json')))")
+    result = await call(runner.tool, "import json\nprint(json.load(open('orders.json').read()))")
     assert result.is_error and "parse it with json.loads(read_file(path))" in result.text
     fixed = await call(runner.tool, "import json\nprint(json.loads(read_file('orders.json')))")
     assert fixed.text == "[{'total': 2.5}]"
+
+
+async def test_read_file_text_also_reads_like_an_open_file(runner: PythonRunner) -> None:
+    # customer_totals: json.load(read_file('orders.json')), three times, the note above after each.
+    (runner.sandbox.workspace / "orders.json").write_text('[{"total": 2.5}]')
+    (runner.sandbox.workspace / "sales.csv").write_text("region,amount\nNorth,3\nNorth,4\n")
+    code = (
+        "import json\nprint(json.load(read_file('orders.json')))\n"
+        "text = read_file('sales.csv', end_line=1)\n"
+        "print(text.read(6), text.upper().strip(), text == 'region,amount\\n')"
+    )
+    result = await call(runner.tool, code)
+    assert result.text == "[{'total': 2.5}]\nregion REGION,AMOUNT True", result.text
 
 
 async def test_printing_typed_values_computes_nothing(runner: PythonRunner) -> None:

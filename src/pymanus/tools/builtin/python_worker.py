@@ -82,17 +82,29 @@ PREVIEW_LINES = 20
 """Lines ``read_file(path, preview=True)`` returns: the tool's ``files.PREVIEW_ROWS`` (this file runs alone)."""
 
 
-def read_file(path: str, start_line: int | None = None, end_line: int | None = None, preview: bool = False) -> str:
+class FileText(str):
+    """The text ``read_file`` returns: a str that also reads like an open file.
+
+    Small models pass it where a file goes, ``json.load(read_file('orders.json'))``, and kept
+    doing so after the AttributeError's note (customer_totals, three calls in a row); ``json.load``
+    only calls ``read()``. (pandas takes any str for a path, so ``pd.read_csv(read_file(p))`` still fails.)
+    """
+
+    def read(self, size: int = -1) -> str:
+        return str(self) if size is None or size < 0 else str(self)[:size]
+
+
+def read_file(path: str, start_line: int | None = None, end_line: int | None = None, preview: bool = False) -> FileText:
     """Return the text of a file, or of lines ``start_line`` to ``end_line`` (from 1, inclusive), or with
     ``preview`` of its first lines (a helper: models call their tools from code, with the tool's arguments)."""
     with open(path, encoding="utf-8") as handle:
         text = handle.read()
     if start_line is None and end_line is None and not preview:
-        return text
+        return FileText(text)
     lines = text.splitlines(keepends=True)
     first = max(start_line or 1, 1) - 1
     last = end_line if end_line is not None else first + PREVIEW_LINES if preview else len(lines)
-    return "".join(lines[first:last])
+    return FileText("".join(lines[first:last]))
 
 
 def write_file(path: str, content: object, append: bool = False) -> None:
