@@ -12,7 +12,7 @@ import json
 import re
 from pathlib import Path
 
-from pymanus.tools.builtin.workspace_scan import is_file
+from pymanus.agent.progress import read_head
 
 _JSON_FILE = r"(?<![\w./-])(?P<file>(?:[\w-]+/)*\w[\w.-]*\.json)\b"
 # "stats.json as {"mean": ..., "median": ...}": an object literal in the sentence that names the file.
@@ -20,20 +20,16 @@ _TEMPLATE = re.compile(_JSON_FILE + r"[^.{\n]*?\{(?P<body>[^{}\n]*\"[^{}\n]*)\}"
 # "shipped.json, as a JSON list", "customer_totals.json as a JSON object mapping ...".
 _KIND = re.compile(_JSON_FILE + r"[^.\n]*?\bas\s+an?\s+JSON\s+(?P<kind>list|array|object)\b", re.IGNORECASE)
 _KEY = re.compile(r"\"([^\"]+)\"\s*:")
-_READ_LIMIT = 1_000_000
 
 
 def json_shape_problems(task: str, workspace: Path) -> list[str]:
     """Notes on the JSON files ``task`` gives a shape that exist but have another one."""
     problems = []
     for name, keys, kind in _shapes(task):
-        path = workspace / name
-        if not is_file(path) or path.stat().st_size > _READ_LIMIT:
-            continue  # a missing file has its own note
         try:
-            data = json.loads(path.read_text(encoding="utf-8", errors="replace"))
+            data = json.loads(read_head(workspace / name))
         except ValueError:
-            continue  # so has one that does not parse
+            continue  # missing, unparsable or too big to read: other checks name the first two
         if kind == "list" and not isinstance(data, list):
             problems.append(f"{name} holds a JSON {_kind_of(data)}, but the task asks for a JSON list")
         elif kind == "object" and not isinstance(data, dict):
