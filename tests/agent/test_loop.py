@@ -510,3 +510,46 @@ async def test_terminate_beside_other_calls_is_not_run() -> None:
     assert first == "3"
     assert blocked.startswith("`terminate` was not run: call it alone")
     assert_protocol(result.messages)
+
+
+async def test_a_done_check_ends_the_run_after_the_step_that_finished_the_task() -> None:
+    consulted: list[int] = []
+
+    def done(task: str, context: ToolContext) -> str | None:
+        consulted.append(len(consulted))
+        return "3, as the sum shows" if len(consulted) == 2 else None
+
+    model = ScriptedModel(
+        [call("add", a=1, b=1), call("add", a=1, b=2), call("terminate", status="success", message="x")]
+    )
+    result = await Agent(model, tools=[add], done_check=done).run("add 1 and 2")
+    assert (result.state, result.reason, result.output, result.steps) == (
+        RunState.FINISHED,
+        "done_check",
+        "3, as the sum shows",
+        2,
+    )
+    assert result.usage.requests == 2  # no request for a terminate step
+    assert_protocol(result.messages)
+
+
+async def test_the_done_check_waits_for_a_step_whose_calls_all_succeeded() -> None:
+    consulted: list[str] = []
+
+    def done(task: str, context: ToolContext) -> str:
+        consulted.append(task)
+        return "done"
+
+    model = ScriptedModel([call("add", a="one", b=2), call("add", a=1, b=2)])
+    result = await Agent(model, tools=[add], done_check=done).run("add")
+    assert (result.reason, result.steps, len(consulted)) == ("done_check", 2, 1)
+
+
+async def test_a_done_check_that_raises_lets_the_run_go_on(caplog: pytest.LogCaptureFixture) -> None:
+    def done(task: str, context: ToolContext) -> str:
+        raise OSError("unreadable")
+
+    model = ScriptedModel([call("add", a=1, b=2), call("terminate", status="success", message="3")])
+    result = await Agent(model, tools=[add], done_check=done).run("add")
+    assert (result.state, result.reason, result.output) == (RunState.FINISHED, "terminate", "3")
+    assert "the done check failed; the run goes on" in caplog.text

@@ -252,13 +252,13 @@ async def test_a_report_of_typed_numbers_is_sent_back_for_a_small_model(tmp_path
             call("write_file", path="report.md", content=TYPED_REPORT),
             call("terminate", status="success", message="Done."),
             call("python", code=FIXED_REPORT_CODE),
-            call("terminate", status="success", message="Done."),
         ],
         name="local:test",
     )
     result = await run_preset(workspace, model, "Total the amount per region of sales.csv into report.md.")
     assert "| North | 12.50 |" in (workspace / "report.md").read_text()
-    assert (result.state, result.steps) == (RunState.FINISHED, 4), result.output
+    # the computed report ends the run (the typed one did not)
+    assert (result.state, result.reason, result.steps) == (RunState.FINISHED, "done_check", 3), result.output
     sent_back = [m.text for m in result.messages if m.role == "tool"][1]
     assert "report.md was written without running any code, but its values come from sales.csv" in sent_back
 

@@ -12,7 +12,7 @@ from typing import Any
 
 from pymanus.agent.events import Event, RunFinished
 from pymanus.agent.limits import RunLimits
-from pymanus.agent.loop import CompletionCheck, NextStepPrompt, Run, RunSpec, TaskMessage
+from pymanus.agent.loop import CompletionCheck, DoneCheck, NextStepPrompt, Run, RunSpec, TaskMessage
 from pymanus.agent.result import RunResult
 from pymanus.models.base import Model, ModelSettings
 from pymanus.tools.builtin.terminate import terminate
@@ -67,6 +67,9 @@ class Agent:
             instead of ending the run.
         task_message: ``(task, context) -> str`` builds the first user message from the task
             (e.g. adding what the workspace holds); by default it is the task itself.
+        done_check: ``(task, context) -> str | None`` runs after every step whose calls all
+            succeeded; an answer it returns ends the run as finished (reason ``"done_check"``)
+            without asking the model for a ``terminate`` step.
     """
 
     def __init__(
@@ -90,6 +93,7 @@ class Agent:
         deps: Any = None,
         completion_check: CompletionCheck | None = None,
         task_message: TaskMessage | None = None,
+        done_check: DoneCheck | None = None,
     ) -> None:
         if max_steps < 1:
             raise ValueError("max_steps must be at least 1")
@@ -117,6 +121,7 @@ class Agent:
         self.deps = deps
         self.completion_check = completion_check
         self.task_message = task_message
+        self.done_check = done_check
         self._closers: list[Callable[[], Awaitable[None]]] = []
         self._run_end_hooks: list[Callable[[str], Awaitable[None]]] = []
         self._restart_hooks: list[Callable[[str], Awaitable[None]]] = []
@@ -163,6 +168,7 @@ class Agent:
             context=context,
             completion_check=self.completion_check,
             task_message=self.task_message,
+            done_check=self.done_check,
             on_end=tuple(self._run_end_hooks),
             on_restart=tuple(self._restart_hooks),
         )

@@ -74,6 +74,11 @@ NextStepPrompt = Callable[[str, ToolContext], "str | Awaitable[str | None] | Non
 TaskMessage = Callable[[str, ToolContext], "str | Awaitable[str]"]
 """``message(task, context)``: the first user message of a run, built from the task."""
 
+DoneCheck = Callable[[str, ToolContext], "str | Awaitable[str | None] | None"]
+"""``done(task, context)``: after a step whose calls all succeeded, the final answer when the
+workspace shows the task done (its outputs exist and pass their checks), else None: the run
+then ends without spending a step on ``terminate``."""
+
 
 async def _settled(value: T | Awaitable[T]) -> T:
     """A hook's value, awaited when the hook is a coroutine function."""
@@ -95,6 +100,7 @@ class RunSpec:
     context: ToolContext
     completion_check: CompletionCheck | None = None
     task_message: TaskMessage | None = None
+    done_check: DoneCheck | None = None
     on_end: tuple[Callable[[str], Awaitable[None]], ...] = ()
     on_restart: tuple[Callable[[str], Awaitable[None]], ...] = ()
     """Awaited with the run id when a run starts another attempt (to drop per-run tool state)."""
@@ -357,6 +363,12 @@ class Run:
             if wrap_up is not None and self.state is RunState.RUNNING:
                 async for last in self._wrap_up(wrap_up):
                     yield last
+            elif (
+                self.state is RunState.RUNNING
+                and all(outcome.failure is None for outcome in outcomes)
+                and (answer := await self._done_answer()) is not None
+            ):
+                self._finish("done_check", answer)
             if self.state is not RunState.RUNNING:
                 return
 
@@ -416,6 +428,15 @@ class Run:
             self._rejections += 1
             self._failures_sent_back += gave_up
         return problem
+
+    async def _done_answer(self) -> str | None:
+        """The done check's answer; one that raises (a bug in a check) is logged and the run goes on."""
+        done, context = self.spec.done_check, self.spec.context
+        try:
+            return await _settled(done(self.task, context)) if done else None
+        except Exception:
+            logger.warning("the done check failed; the run goes on", exc_info=True, extra=self._log_extra())
+            return None
 
     async def _check_answer(self, answer: str) -> str | None:
         """The completion check's verdict; one that raises (a bug in a check) is logged and accepts the answer."""

@@ -20,6 +20,7 @@ from pathlib import Path
 from pymanus.agent import progress
 from pymanus.agent.agent import Agent
 from pymanus.agent.count_checks import count_problems
+from pymanus.agent.done_check import done_answer, done_evidence
 from pymanus.agent.json_checks import json_shape_problems
 from pymanus.agent.progress import locate, named_files, read_head
 from pymanus.agent.project_checks import missing_tests, pyproject_problems
@@ -283,6 +284,13 @@ def build_manus_agent(settings: Settings, *, model: Model | None = None, asker: 
         results = await check_results(task, context)
         return missing_outputs(task, answer, context, results, uncomputed=uncomputed)
 
+    async def done_check(task: str, context: ToolContext) -> str | None:
+        results = await check_results(task, context)
+        if not done_evidence(task, context, results):
+            return None
+        answer = done_answer(context)
+        return answer if missing_outputs(task, answer, context, results, uncomputed=uncomputed) is None else None
+
     agent = Agent(
         model,
         tools=tools,
@@ -295,6 +303,8 @@ def build_manus_agent(settings: Settings, *, model: Model | None = None, asker: 
         workspace=workspace,
         stream=True,
         completion_check=completion_check,
+        # A step costs an embedded model 15 s and more; a hosted model's own summary is worth its step.
+        done_check=done_check if compact else None,
         settings=preset_settings(model),
     )
     agent.system_prompt = SYSTEM_PROMPT.format(tools=describe_tools(list(agent.toolset))) + (

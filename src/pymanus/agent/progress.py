@@ -67,6 +67,8 @@ fixed a KeyError in 6 of 6 (step 2 of low_stock_answer and staging_port_answer, 
 
 _START = "progress.start"
 """``ToolContext.state`` key of the workspace scan taken when the run started."""
+_CHECKS_FAILED = "progress.checks_failed_at_start"
+"""``ToolContext.state`` key: whether a check the task names failed when the run started."""
 _SHOWN = 8
 BRIEF_CHECK_CHARS = 1_500
 """Output of a named check shown in the first message."""
@@ -198,6 +200,11 @@ def _copied_tool_lines(text: str) -> bool:
 def written_files(context: ToolContext) -> list[str]:
     """The files the run has created or changed so far ([] before :func:`task_message` took the first scan)."""
     return changed_files(context.state.get(_START), scan(Path(context.workspace)))
+
+
+def checks_failed_at_start(context: ToolContext) -> bool:
+    """Whether a check the task names failed when :func:`task_message` briefed the run."""
+    return bool(context.state.get(_CHECKS_FAILED))
 
 
 def input_files(context: ToolContext, written: Sequence[str]) -> list[str]:
@@ -442,6 +449,7 @@ def task_message(task: str, context: ToolContext, checks: Sequence[CheckResult] 
     parts = [task, describe_workspace(workspace, shown=shown, heads=heads)]
     for key, paths in ((SHOWN_FILES, shown), (SHOWN_HEADS, heads)):
         context.state[key] = {path: snapshot[path] for path in paths if snapshot and path in snapshot}
+    context.state[_CHECKS_FAILED] = any(not check.passed for check in checks if not check.own)
     if checks:
         parts.append("The task's checks, run now:\n" + "\n".join(c.describe(BRIEF_CHECK_CHARS) for c in checks))
     return "\n\n".join(parts)
