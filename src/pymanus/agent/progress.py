@@ -22,7 +22,7 @@ import re
 from collections.abc import Sequence
 from pathlib import Path, PurePosixPath
 
-from pymanus.agent.loop import WITHHELD_TOOLS
+from pymanus.agent.loop import OPENING_WITHHELD_TOOLS, WITHHELD_TOOLS
 from pymanus.agent.renames import rename_notes
 from pymanus.agent.saved_output import saved_output
 from pymanus.agent.task_checks import CheckResult
@@ -65,6 +65,10 @@ list_dir and read_file, three steps, after it had printed the answer; with "othe
 to find it" it called a tool in 8 of 8 samples, and with this wording it answered in 12 of 12 and
 fixed a KeyError in 6 of 6 (step 2 of low_stock_answer and staging_port_answer, replayed with 6 seeds)."""
 
+BRIEFED_TOOLS = frozenset({"read_file", "list_dir"})
+"""Tools the first response may not call when the first message shows every file of the workspace
+(whole, or a data file's first rows): a read of a shown file only points back to it, a step
+lost (15 s on 2 cores; meeting_bullets and status_summary read the file they were shown, then wrote)."""
 _START = "progress.start"
 """``ToolContext.state`` key of the workspace scan taken when the run started."""
 _CHECKS_FAILED = "progress.checks_failed_at_start"
@@ -424,7 +428,7 @@ def task_message(task: str, context: ToolContext, checks: Sequence[CheckResult] 
     """The task, then a briefing on the workspace and the checks; remembers the workspace as it was."""
     workspace = Path(context.workspace)
     context.state[_START] = snapshot = scan(workspace)
-    for key in (_ORIGINALS, KEPT_FILES, WITHHELD_TOOLS, FOUND_FILES):  # set below for this task alone
+    for key in (_ORIGINALS, KEPT_FILES, WITHHELD_TOOLS, OPENING_WITHHELD_TOOLS, FOUND_FILES):  # set below if needed
         context.state.pop(key, None)
     context.state[TASK_WORDS] = frozenset(re.findall(r"\w+", task))
     context.state[TASK_FOLDERS] = frozenset(folder.rstrip("/") for folder in missing_folders(task, workspace, snapshot))
@@ -449,6 +453,8 @@ def task_message(task: str, context: ToolContext, checks: Sequence[CheckResult] 
     parts = [task, describe_workspace(workspace, shown=shown, heads=heads)]
     for key, paths in ((SHOWN_FILES, shown), (SHOWN_HEADS, heads)):
         context.state[key] = {path: snapshot[path] for path in paths if snapshot and path in snapshot}
+    if snapshot and set(snapshot) <= {*shown, *heads}:
+        context.state[OPENING_WITHHELD_TOOLS] = BRIEFED_TOOLS
     context.state[_CHECKS_FAILED] = any(not check.passed for check in checks if not check.own)
     if checks:
         parts.append("The task's checks, run now:\n" + "\n".join(c.describe(BRIEF_CHECK_CHARS) for c in checks))
