@@ -575,3 +575,8 @@ async def test_the_opening_step_cannot_read_what_the_first_message_shows(tmp_pat
     model = ScriptedModel([call("terminate", status="success", message="done")], name="local:test")
     await run_preset(workspace, model, "Summarize big.txt.")
     assert "read_file" in {tool.name for tool in model.request_tools[0]}
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    model = ScriptedModel([call("terminate", status="success", message="done")], name="local:test")
+    await run_preset(empty, model, "Write hello.txt.")
+    assert not {"read_file", "list_dir"} & {tool.name for tool in model.request_tools[0]}

@@ -67,7 +67,7 @@ fixed a KeyError in 6 of 6 (step 2 of low_stock_answer and staging_port_answer, 
 
 BRIEFED_TOOLS = frozenset({"read_file", "list_dir"})
 """Tools the first response may not call when the first message shows every file of the workspace
-(whole, or a data file's first rows): a read of a shown file only points back to it, a step
+(whole, or a data file's first rows), or says it is empty: a read of a shown file only points back to it, a step
 lost (15 s on 2 cores; meeting_bullets and status_summary read the file they were shown, then wrote)."""
 _START = "progress.start"
 """``ToolContext.state`` key of the workspace scan taken when the run started."""
@@ -453,7 +453,7 @@ def task_message(task: str, context: ToolContext, checks: Sequence[CheckResult] 
     parts = [task, describe_workspace(workspace, shown=shown, heads=heads)]
     for key, paths in ((SHOWN_FILES, shown), (SHOWN_HEADS, heads)):
         context.state[key] = {path: snapshot[path] for path in paths if snapshot and path in snapshot}
-    if snapshot and set(snapshot) <= {*shown, *heads}:
+    if snapshot is not None and set(snapshot) <= {*shown, *heads}:  # an empty workspace too
         context.state[OPENING_WITHHELD_TOOLS] = BRIEFED_TOOLS
     context.state[_CHECKS_FAILED] = any(not check.passed for check in checks if not check.own)
     if checks:
