@@ -164,7 +164,8 @@ async def test_the_file_tools_do_not_change_the_files_a_question_is_about(tmp_pa
     )
     result = await run_preset(workspace, model, "Which port does the staging server use?")
     assert result.state is RunState.FINISHED and result.output == "Port 9090."
-    callable_names = {tool.name for tool in model.request_tools[1]}  # the grammar of a local model holds these
+    # the grammar of a local model holds these (read_file too, once notes.txt changed the workspace)
+    callable_names = {tool.name for tool in model.request_tools[3]}
     assert {"read_file", "python", "terminate"} <= callable_names and not {"write_file", "edit_file"} & callable_names
     edit, write, scratch = [m.text for m in result.messages if m.role == "tool"][:3]
     for refused in (edit, write):

@@ -558,19 +558,25 @@ async def test_a_second_attempt_starts_with_the_original_files_and_a_fresh_inter
     assert (workspace / "notes.txt").read_text() == "keep me\n"
 
 
-async def test_the_opening_step_cannot_read_what_the_first_message_shows(tmp_path: Path) -> None:
-    """meeting_bullets: the 1.5B read the one file it was shown whole, a step lost before writing."""
+async def test_the_run_cannot_read_what_the_first_message_shows_until_a_file_changes(tmp_path: Path) -> None:
+    """meeting_bullets: the 1.5B read the one file it was shown whole, a step lost before writing;
+    top_scores listed its one-file workspace three times after its code failed."""
     workspace = tmp_path / "ws"
     workspace.mkdir()
     (workspace / "meeting.txt").write_text("We met. Maria finishes the page by March 14.\n")
     (workspace / "sales.csv").write_text("region,amount\n" + "North,1\n" * 30)  # its first rows are shown
     model = ScriptedModel(
-        [call("python", code="print(1)"), call("terminate", status="success", message="done")], name="local:test"
+        [
+            call("python", code="print(1)"),
+            call("write_file", path="notes.md", content="- We met.\n"),
+            call("terminate", status="success", message="done"),
+        ],
+        name="openai:test",
     )
     await run_preset(workspace, model, "Summarize meeting.txt.")
-    opening, later = ({tool.name for tool in tools} for tools in model.request_tools)
-    assert not {"read_file", "list_dir"} & opening and {"python", "write_file"} <= opening
-    assert {"read_file", "list_dir"} <= later
+    opening, unchanged, changed = ({tool.name for tool in tools} for tools in model.request_tools)
+    assert not {"read_file", "list_dir"} & (opening | unchanged) and {"python", "write_file"} <= opening
+    assert {"read_file", "list_dir"} <= changed
     (workspace / "big.txt").write_text("word " * 20_000)  # too big to show: reading it is a step worth taking
     model = ScriptedModel([call("terminate", status="success", message="done")], name="local:test")
     await run_preset(workspace, model, "Summarize big.txt.")

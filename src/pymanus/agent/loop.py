@@ -62,9 +62,10 @@ EXPLORE_TEMPERATURE = 0.8
 WITHHELD_TOOLS = "loop.withheld_tools"
 """``ToolContext.state`` key: names of offered tools no response of the run may call (set by a
 ``task_message`` hook; they stay in the request, see ``ModelSettings.allowed_tools``)."""
-OPENING_WITHHELD_TOOLS = "loop.opening_withheld_tools"
-"""``ToolContext.state`` key: names of offered tools the first response to the task may not call
-(set by a ``task_message`` hook whose message already holds what they would return)."""
+BRIEFED_WITHHELD_TOOLS = "loop.briefed_withheld_tools"
+"""``ToolContext.state`` key: ``(snapshot, names)``, offered tools no response may call while the
+workspace scans as ``snapshot`` (set by a ``task_message`` hook whose message shows that workspace:
+until a file changes, those tools would only repeat it)."""
 
 
 CompletionCheck = Callable[[str, str, ToolContext], "str | Awaitable[str | None] | None"]
@@ -528,8 +529,9 @@ class Run:
         if floor is not None and (settings.temperature or 0.0) < floor:
             settings = settings.model_copy(update={"temperature": floor})
         withheld = {*withheld, *spec.context.state.get(WITHHELD_TOOLS, ())}
-        if len(self.messages) == 2:  # the system prompt and the task: the opening response
-            withheld.update(spec.context.state.get(OPENING_WITHHELD_TOOLS, ()))
+        briefed = spec.context.state.get(BRIEFED_WITHHELD_TOOLS)
+        if briefed is not None and await asyncio.to_thread(scan, spec.context.workspace) == briefed[0]:
+            withheld.update(briefed[1])
         if withheld:
             allowed = [tool.name for tool in tools if tool.name not in withheld]
             settings = settings.model_copy(update={"allowed_tools": allowed})

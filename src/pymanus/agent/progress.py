@@ -22,7 +22,7 @@ import re
 from collections.abc import Sequence
 from pathlib import Path, PurePosixPath
 
-from pymanus.agent.loop import OPENING_WITHHELD_TOOLS, WITHHELD_TOOLS
+from pymanus.agent.loop import BRIEFED_WITHHELD_TOOLS, WITHHELD_TOOLS
 from pymanus.agent.renames import rename_notes
 from pymanus.agent.saved_output import saved_output
 from pymanus.agent.task_checks import CheckResult
@@ -66,9 +66,10 @@ to find it" it called a tool in 8 of 8 samples, and with this wording it answere
 fixed a KeyError in 6 of 6 (step 2 of low_stock_answer and staging_port_answer, replayed with 6 seeds)."""
 
 BRIEFED_TOOLS = frozenset({"read_file", "list_dir"})
-"""Tools the first response may not call when the first message shows every file of the workspace
-(whole, or a data file's first rows), or says it is empty: a read of a shown file only points back to it, a step
-lost (15 s on 2 cores; meeting_bullets and status_summary read the file they were shown, then wrote)."""
+"""Tools no response may call while the workspace is as the first message showed it, every file
+(whole, or a data file's first rows; or that it is empty): a read of a shown file only points
+back to it, a step lost (15 s on 2 cores). meeting_bullets and status_summary read the file they
+were shown, then wrote; top_scores, after its code failed, listed the one-file workspace three times."""
 _START = "progress.start"
 """``ToolContext.state`` key of the workspace scan taken when the run started."""
 _CHECKS_FAILED = "progress.checks_failed_at_start"
@@ -428,7 +429,7 @@ def task_message(task: str, context: ToolContext, checks: Sequence[CheckResult] 
     """The task, then a briefing on the workspace and the checks; remembers the workspace as it was."""
     workspace = Path(context.workspace)
     context.state[_START] = snapshot = scan(workspace)
-    for key in (_ORIGINALS, KEPT_FILES, WITHHELD_TOOLS, OPENING_WITHHELD_TOOLS, FOUND_FILES):  # set below if needed
+    for key in (_ORIGINALS, KEPT_FILES, WITHHELD_TOOLS, BRIEFED_WITHHELD_TOOLS, FOUND_FILES):  # set below if needed
         context.state.pop(key, None)
     context.state[TASK_WORDS] = frozenset(re.findall(r"\w+", task))
     context.state[TASK_FOLDERS] = frozenset(folder.rstrip("/") for folder in missing_folders(task, workspace, snapshot))
@@ -454,7 +455,7 @@ def task_message(task: str, context: ToolContext, checks: Sequence[CheckResult] 
     for key, paths in ((SHOWN_FILES, shown), (SHOWN_HEADS, heads)):
         context.state[key] = {path: snapshot[path] for path in paths if snapshot and path in snapshot}
     if snapshot is not None and set(snapshot) <= {*shown, *heads}:  # an empty workspace too
-        context.state[OPENING_WITHHELD_TOOLS] = BRIEFED_TOOLS
+        context.state[BRIEFED_WITHHELD_TOOLS] = (snapshot, BRIEFED_TOOLS)
     context.state[_CHECKS_FAILED] = any(not check.passed for check in checks if not check.own)
     if checks:
         parts.append("The task's checks, run now:\n" + "\n".join(c.describe(BRIEF_CHECK_CHARS) for c in checks))
