@@ -559,11 +559,11 @@ async def test_a_second_attempt_starts_with_the_original_files_and_a_fresh_inter
 
 
 async def test_the_run_cannot_read_what_the_first_message_shows_until_a_file_changes(tmp_path: Path) -> None:
-    """meeting_bullets: the 1.5B read the one file it was shown whole, a step lost before writing;
-    top_scores listed its one-file workspace three times after its code failed."""
+    """top_scores listed its one-file workspace three times after its code failed; data tasks read
+    the CSV whose first rows they were shown, a step lost before the code that does the work."""
     workspace = tmp_path / "ws"
     workspace.mkdir()
-    (workspace / "meeting.txt").write_text("We met. Maria finishes the page by March 14.\n")
+    (workspace / "stats.py").write_text("def mean(xs):\n    return sum(xs) / len(xs)\n")
     (workspace / "sales.csv").write_text("region,amount\n" + "North,1\n" * 30)  # its first rows are shown
     model = ScriptedModel(
         [
@@ -573,14 +573,20 @@ async def test_the_run_cannot_read_what_the_first_message_shows_until_a_file_cha
         ],
         name="openai:test",
     )
-    await run_preset(workspace, model, "Summarize meeting.txt.")
+    await run_preset(workspace, model, "Total sales.csv with stats.py.")
     opening, unchanged, changed = ({tool.name for tool in tools} for tools in model.request_tools)
     assert not {"read_file", "list_dir"} & (opening | unchanged) and {"python", "write_file"} <= opening
     assert {"read_file", "list_dir"} <= changed
+    (workspace / "notes.md").unlink()
+    (workspace / "meeting.txt").write_text("We met. Maria finishes the page by March 14.\n")
+    model = ScriptedModel([call("terminate", status="success", message="done")], name="local:test")
+    await run_preset(workspace, model, "Rewrite meeting.txt as bullets.")
+    opening = {tool.name for tool in model.request_tools[0]}
+    assert "read_file" in opening and "list_dir" not in opening  # prose is rewritten better after a read
     (workspace / "big.txt").write_text("word " * 20_000)  # too big to show: reading it is a step worth taking
     model = ScriptedModel([call("terminate", status="success", message="done")], name="local:test")
     await run_preset(workspace, model, "Summarize big.txt.")
-    assert "read_file" in {tool.name for tool in model.request_tools[0]}
+    assert {"read_file", "list_dir"} <= {tool.name for tool in model.request_tools[0]}
     empty = tmp_path / "empty"
     empty.mkdir()
     model = ScriptedModel([call("terminate", status="success", message="done")], name="local:test")

@@ -68,8 +68,13 @@ fixed a KeyError in 6 of 6 (step 2 of low_stock_answer and staging_port_answer, 
 BRIEFED_TOOLS = frozenset({"read_file", "list_dir"})
 """Tools no response may call while the workspace is as the first message showed it, every file
 (whole, or a data file's first rows; or that it is empty): a read of a shown file only points
-back to it, a step lost (15 s on 2 cores). meeting_bullets and status_summary read the file they
-were shown, then wrote; top_scores, after its code failed, listed the one-file workspace three times."""
+back to it, a step lost (15 s on 2 cores). top_scores, after its code failed, listed its one-file
+workspace three times; data tasks read the CSV whose first rows they were shown, then wrote code."""
+PROSE_SUFFIXES = frozenset({".txt", ".md", ".rst", ""})
+"""Files of prose: while one is shown whole, ``read_file`` stays callable. Denied that read, the
+1.5B rewrote meeting.txt and summarized status/*.txt through python, and lost text in 2 runs of 4
+(a bullet holding the whole paragraph; a table of file names for a summary); after reading the text
+itself, it wrote it with write_file in 4 of 4."""
 _START = "progress.start"
 """``ToolContext.state`` key of the workspace scan taken when the run started."""
 _CHECKS_FAILED = "progress.checks_failed_at_start"
@@ -455,7 +460,8 @@ def task_message(task: str, context: ToolContext, checks: Sequence[CheckResult] 
     for key, paths in ((SHOWN_FILES, shown), (SHOWN_HEADS, heads)):
         context.state[key] = {path: snapshot[path] for path in paths if snapshot and path in snapshot}
     if snapshot is not None and set(snapshot) <= {*shown, *heads}:  # an empty workspace too
-        context.state[BRIEFED_WITHHELD_TOOLS] = (snapshot, BRIEFED_TOOLS)
+        prose = any(PurePosixPath(path).suffix in PROSE_SUFFIXES for path in shown)
+        context.state[BRIEFED_WITHHELD_TOOLS] = (snapshot, BRIEFED_TOOLS - {"read_file"} if prose else BRIEFED_TOOLS)
     context.state[_CHECKS_FAILED] = any(not check.passed for check in checks if not check.own)
     if checks:
         parts.append("The task's checks, run now:\n" + "\n".join(c.describe(BRIEF_CHECK_CHARS) for c in checks))
