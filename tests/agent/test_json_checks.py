@@ -60,3 +60,26 @@ def test_missing_broken_and_unshaped_files_are_left_to_other_checks(tmp_path: Pa
     assert json_shape_problems(STATS_TASK, tmp_path) == []  # the parse check names it
     (tmp_path / "out.json").write_text("[1, 2]")
     assert json_shape_problems("Write the squares to out.json.", tmp_path) == []  # no shape given
+
+
+CONVERT_TASK = (
+    "Convert products.csv to products.json: a list with one object per row, using the column names as keys. "
+    "Prices and stock counts should be numbers, not strings."
+)
+
+
+def test_numbers_written_as_strings_are_sent_back_when_the_task_wants_numbers(tmp_path: Path) -> None:
+    rows = [{"sku": "0042", "name": "Lamp", "price": "24.5", "stock": "3"}, {"sku": "0043", "price": 5, "stock": 1}]
+    (tmp_path / "products.json").write_text(json.dumps(rows))
+    (problem,) = json_shape_problems(CONVERT_TASK, tmp_path)
+    assert problem.startswith('products.json holds numbers as strings ("price": "24.5", "stock": "3")')
+    assert "0042" not in problem  # the task does not name sku: an id may be text
+    assert (
+        json_shape_problems(
+            CONVERT_TASK.replace(" Prices and stock counts should be numbers, not strings.", ""), tmp_path
+        )
+        == []
+    )
+    rows[0].update(price=24.5, stock=3)
+    (tmp_path / "products.json").write_text(json.dumps(rows))
+    assert json_shape_problems(CONVERT_TASK, tmp_path) == []

@@ -3,7 +3,9 @@
 "Save them to stats.json as {"mean": ..., "median": ...}": the 1.5B wrote stats.json with
 ``DataFrame.to_json(orient='records')``, a list of every row with the mean and median added
 as columns, and called the task done. A task that spells out an object's keys after a
-``.json`` name, or says "as a JSON list" or "as a JSON object", is checked for that shape.
+``.json`` name, or says "as a JSON list" or "as a JSON object", is checked for that shape; one
+that says its values are numbers ("Prices and stock counts should be numbers, not strings") has
+its JSON files checked for numbers written as strings (the 1.5B's ``csv.DictReader`` rows).
 """
 
 from __future__ import annotations
@@ -20,6 +22,9 @@ _TEMPLATE = re.compile(_JSON_FILE + r"[^.{\n]*?\{(?P<body>[^{}\n]*\"[^{}\n]*)\}"
 # "shipped.json, as a JSON list", "customer_totals.json as a JSON object mapping ...".
 _KIND = re.compile(_JSON_FILE + r"[^.\n]*?\bas\s+an?\s+JSON\s+(?P<kind>list|array|object)\b", re.IGNORECASE)
 _KEY = re.compile(r"\"([^\"]+)\"\s*:")
+_WANTS_NUMBERS = re.compile(r"\b(?:be|are|as)\s+(?:real\s+)?numbers\b|\bnumbers?,?\s+not\s+strings?\b", re.IGNORECASE)
+_NUMBER_TEXT = re.compile(r"\s*-?(?:\d+\.?\d*|\.\d+)\s*")
+SHOWN_STRINGS = 3
 
 
 def json_shape_problems(task: str, workspace: Path) -> list[str]:
@@ -43,7 +48,45 @@ def json_shape_problems(task: str, workspace: Path) -> list[str]:
                 f"{name} has no key {', '.join(map(repr, missing))}; the task asks for the keys "
                 f"{', '.join(map(repr, keys))}"
             )
+    return problems + _numbers_as_strings(task, workspace)
+
+
+def _numbers_as_strings(task: str, workspace: Path) -> list[str]:
+    """Notes on the JSON files ``task`` names that hold numbers as strings when it wants numbers."""
+    sentences = [s for s in re.split(r"(?<=[.!?])\s+", task) if _WANTS_NUMBERS.search(s)]
+    if not sentences:
+        return []
+    # Only the fields the sentence names ("Prices and stock counts ..."): an id such as "0042" stays text.
+    words = {word for word in re.findall(r"[a-z]{3,}", " ".join(sentences).lower())}
+    problems = []
+    for name in dict.fromkeys(match.group("file") for match in re.finditer(_JSON_FILE, task)):
+        try:
+            data = json.loads(read_head(workspace / name))
+        except ValueError:
+            continue
+        found = [(key, value) for key, value in _numeric_strings(data) if _named(key, words)]
+        if found:
+            shown = ", ".join(f'"{key}": "{value}"' for key, value in found[:SHOWN_STRINGS])
+            problems.append(
+                f"{name} holds numbers as strings ({shown}), but the task wants numbers: convert them "
+                "with float() or int() before writing the file"
+            )
     return problems
+
+
+def _named(key: str, words: set[str]) -> bool:
+    """Whether a part of ``key`` ("stock" of "stock_count") starts a word of ``words`` ("prices" for "price")."""
+    parts = [part for part in re.split(r"[^a-z]+", key.lower()) if len(part) >= 3]
+    return any(word.startswith(part) for part in parts for word in words)
+
+
+def _numeric_strings(data: object, key: str = "") -> list[tuple[str, str]]:
+    """(key, value) of every string in ``data`` that is a number written as text."""
+    if isinstance(data, dict):
+        return [found for k, v in data.items() for found in _numeric_strings(v, str(k))]
+    if isinstance(data, list):
+        return [found for item in data for found in _numeric_strings(item, key)]
+    return [(key, data)] if isinstance(data, str) and _NUMBER_TEXT.fullmatch(data) else []
 
 
 def _shapes(task: str) -> list[tuple[str, list[str], str]]:
