@@ -571,12 +571,15 @@ async def test_the_run_cannot_read_what_the_first_message_shows_until_a_file_cha
             call("write_file", path="notes.md", content="- We met.\n"),
             call("terminate", status="success", message="done"),
         ],
-        name="openai:test",
+        name="local:test",
     )
     await run_preset(workspace, model, "Total sales.csv with stats.py.")
-    opening, unchanged, changed = ({tool.name for tool in tools} for tools in model.request_tools)
+    opening, unchanged, changed = ({tool.name for tool in tools} for tools in model.request_tools[:3])
     assert not {"read_file", "list_dir"} & (opening | unchanged) and {"python", "write_file"} <= opening
     assert {"read_file", "list_dir"} <= changed
+    remote = ScriptedModel([call("terminate", status="success", message="done")], name="openai:test")
+    await run_preset(workspace, remote, "Total sales.csv with stats.py.")
+    assert {"read_file", "list_dir"} <= {tool.name for tool in remote.request_tools[0]}  # one tool list
     (workspace / "notes.md").unlink()
     (workspace / "meeting.txt").write_text("We met. Maria finishes the page by March 14.\n")
     model = ScriptedModel([call("terminate", status="success", message="done")], name="local:test")

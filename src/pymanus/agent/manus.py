@@ -271,7 +271,7 @@ def build_manus_agent(settings: Settings, *, model: Model | None = None, asker: 
         return await checks.results(task, context, written=progress.written_files(context))
 
     async def task_message(task: str, context: ToolContext) -> str:
-        return progress.task_message(task, context, await check_results(task, context))
+        return progress.task_message(task, context, await check_results(task, context), withhold_briefed=compact)
 
     async def next_step_prompt(task: str, context: ToolContext) -> str:
         return progress.next_step_prompt(task, context, await check_results(task, context))

@@ -430,8 +430,15 @@ def read_head(path: Path) -> str:
         return ""
 
 
-def task_message(task: str, context: ToolContext, checks: Sequence[CheckResult] = ()) -> str:
-    """The task, then a briefing on the workspace and the checks; remembers the workspace as it was."""
+def task_message(
+    task: str, context: ToolContext, checks: Sequence[CheckResult] = (), *, withhold_briefed: bool = False
+) -> str:
+    """The task, then a briefing on the workspace and the checks; remembers the workspace as it was.
+
+    ``withhold_briefed``: while the workspace stays as the briefing shows it in full, reading or
+    listing it again is withheld (a small model spends steps re-reading what it was shown; a
+    remote model keeps one tool list, so its provider's prompt cache holds across steps).
+    """
     workspace = Path(context.workspace)
     context.state[_START] = snapshot = scan(workspace)
     for key in (_ORIGINALS, KEPT_FILES, WITHHELD_TOOLS, BRIEFED_WITHHELD_TOOLS, FOUND_FILES):  # set below if needed
@@ -459,7 +466,7 @@ def task_message(task: str, context: ToolContext, checks: Sequence[CheckResult] 
     parts = [task, describe_workspace(workspace, shown=shown, heads=heads)]
     for key, paths in ((SHOWN_FILES, shown), (SHOWN_HEADS, heads)):
         context.state[key] = {path: snapshot[path] for path in paths if snapshot and path in snapshot}
-    if snapshot is not None and set(snapshot) <= {*shown, *heads}:  # an empty workspace too
+    if withhold_briefed and snapshot is not None and set(snapshot) <= {*shown, *heads}:  # empty too
         prose = any(PurePosixPath(path).suffix in PROSE_SUFFIXES for path in shown)
         context.state[BRIEFED_WITHHELD_TOOLS] = (snapshot, BRIEFED_TOOLS - {"read_file"} if prose else BRIEFED_TOOLS)
     context.state[_CHECKS_FAILED] = any(not check.passed for check in checks if not check.own)
