@@ -244,7 +244,8 @@ def check_project_layout(workspace: Path, output: str) -> Verdict:
         return failed("pyproject.toml has no [project] table")
     if str(project.get("name", "")).lower() != "weather" or str(project.get("version", "")) != "0.1.0":
         return failed(f"pyproject.toml names {project.get('name')!r} version {project.get('version')!r}")
-    tests = [path for path in (workspace / "tests").glob("test*.py") if "main" in path.read_text(errors="replace")]
+    files = [*(workspace / "tests").glob("test*.py"), *(workspace / "tests").glob("*_test.py")]  # pytest finds both
+    tests = [path for path in files if "main" in path.read_text(errors="replace")]
     if not tests:
         return failed("tests/ has no test file that tests main()")
     code, text = run_python(workspace, ["-c", "from weather.cli import main; main()"])

@@ -252,6 +252,23 @@ def test_the_reminder_and_the_completion_check_name_missing_folders(tmp_path: Pa
     assert missing_outputs(task, "Done.", ctx) is None
 
 
+def test_the_reminder_names_requested_files_that_are_still_empty(tmp_path: Path) -> None:
+    """project_layout created README.md with `touch`, then spent its steps on tests: empty, it was
+    still owed, and a reminder that called it written let the run end without it."""
+    ctx = context(tmp_path)
+    task = "Create a package folder app with __init__.py and a README.md that says what it does."
+    task_message(task, ctx)
+    (tmp_path / "app").mkdir()
+    (tmp_path / "app" / "__init__.py").write_text("")  # a marker: empty is complete
+    (tmp_path / "README.md").write_text("")
+    reminder = next_step_prompt(task, ctx)
+    assert "Still empty: README.md. Write what the task asks of it." in reminder
+    assert "__init__.py" not in reminder.split("Still empty:")[1] and "call `terminate` now" not in reminder
+    (tmp_path / "README.md").write_text("# app\n\nIt does things.\n")
+    reminder = next_step_prompt(task, ctx)
+    assert "Still empty" not in reminder and "call `terminate` now" in reminder
+
+
 def test_progress_reminder_follows_the_workspace(tmp_path: Path) -> None:
     (tmp_path / "scores.csv").write_text("player,score\nava,3\n")
     ctx = context(tmp_path)

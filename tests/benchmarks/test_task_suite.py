@@ -583,3 +583,13 @@ def test_main_runs_an_openai_model_against_an_endpoint(
     assert data["summary"]["openai:bench"]["success"] == 1
     assert {"model", "task", "ok", "reason", "end", "steps", "seconds", "prompt_tokens"} <= set(data["results"][0])
     assert data["results"][0]["end"] == "finished:terminate" and data["results"][0]["prompt_tokens"] == 10
+
+
+@pytest.mark.parametrize("name", ["test_cli.py", "cli_test.py"])
+def test_the_project_checker_takes_every_test_file_name_pytest_collects(workspace: Path, name: str) -> None:
+    (layout,) = select(["project_layout"])
+    project_layout(workspace)
+    (workspace / "tests" / "test_cli.py").rename(workspace / "tests" / name)  # run 95 wrote tests/main_test.py
+    assert layout.check(workspace, "") == (True, "ok")
+    (workspace / "tests" / name).rename(workspace / "tests" / "cli_tests.py")  # pytest would not collect it
+    assert layout.check(workspace, "") == (False, "tests/ has no test file that tests main()")

@@ -151,7 +151,7 @@ def missing_outputs(
         path = locate(workspace, name, snapshot)
         if path is None:
             problems.append(f"the task names {name}, but the workspace has no such file")
-        elif path.is_file() and path.stat().st_size == 0 and path.name not in MAY_BE_EMPTY:
+        elif progress.empty_output(path):
             problems.append(f"{name} is empty")
         elif path.is_file() and path.suffix in _TEXT_SUFFIXES and _PLACEHOLDER.search(read_head(path)):
             problems.append(f"{name} still contains a placeholder such as {{{{...}}}} instead of real values")
@@ -188,8 +188,6 @@ def missing_outputs(
     return "; ".join(problems + typed) + f". Fix this{how}, then call terminate again."
 
 
-MAY_BE_EMPTY = frozenset({"__init__.py", "py.typed", ".gitkeep", ".keep", ".nojekyll"})
-"""Files whose presence is their content: an empty package ``__init__.py`` is complete."""
 CHECK_NOTE_CHARS = 800
 """Output of a failing check quoted when a final answer is sent back."""
 _TEXT_SUFFIXES = {".md", ".txt", ".csv", ".tsv", ".json", ".html", ".yaml", ".yml"}

@@ -421,6 +421,18 @@ def _modified(path: Path) -> float:
         return 0.0
 
 
+MAY_BE_EMPTY = frozenset({"__init__.py", "py.typed", ".gitkeep", ".keep", ".nojekyll"})
+"""Files whose presence is their content: an empty package ``__init__.py`` is complete."""
+
+
+def empty_output(path: Path) -> bool:
+    """Whether ``path`` is an empty file that should have content (not a marker such as ``__init__.py``)."""
+    try:
+        return path.is_file() and path.stat().st_size == 0 and path.name not in MAY_BE_EMPTY
+    except OSError:
+        return False
+
+
 def read_head(path: Path) -> str:
     """The start of a file as text ("" if it cannot be read)."""
     try:
@@ -484,6 +496,8 @@ def next_step_prompt(task: str, context: ToolContext, checks: Sequence[CheckResu
     missing += [
         folder for folder in missing_folders(task, workspace, now) if not any(n.startswith(folder) for n in missing)
     ]
+    # The 1.5B created README.md with `touch` and spent its steps on tests: empty, it was still owed.
+    empty = [name for name in named_files(task) if (path := locate(workspace, name, now)) and empty_output(path)]
     parts = []
     if written:
         more = f" and {len(written) - _SHOWN} more" if len(written) > _SHOWN else ""
@@ -493,6 +507,9 @@ def next_step_prompt(task: str, context: ToolContext, checks: Sequence[CheckResu
             f"Not written yet: {', '.join(missing)}. Write {'it' if len(missing) == 1 else 'them'} now "
             "(write_file for code or text, python for computed results)."
         )
+    if empty:
+        them = "it" if len(empty) == 1 else "them"
+        parts.append(f"Still empty: {', '.join(empty)}. Write what the task asks of {them}.")
     parts.extend(check.describe(REMINDER_CHECK_CHARS if not check.passed else 300) for check in checks)
     renames = rename_notes(task, workspace)
     parts.extend(f"{note}, then the same in each other file." for note in renames)
@@ -500,7 +517,7 @@ def next_step_prompt(task: str, context: ToolContext, checks: Sequence[CheckResu
         parts.append("Find the cause, fix it in the files (the checks run again after every change) and call one tool.")
     elif renames:
         parts.append("Call one tool.")
-    elif written and not missing:
+    elif written and not missing and not empty:
         parts.append(
             "If they complete the task correctly, call `terminate` now with a short answer; "
             "otherwise decide the next step and call one tool."
