@@ -220,6 +220,35 @@ async def test_a_name_error_raised_in_a_workspace_module_names_that_module(once:
     )
 
 
+async def test_a_missing_import_in_a_workspace_module_names_that_module(once: Tool, sandbox: Sandbox) -> None:
+    # project_layout run 97: weather/cli.py began with `import main`, and the 1.5B was told that `main` is
+    # a library missing from the sandbox, so it rewrote the files that were right.
+    (sandbox.workspace / "weather").mkdir()
+    (sandbox.workspace / "weather" / "__init__.py").write_text("from weather.cli import main\n")
+    (sandbox.workspace / "weather" / "cli.py").write_text("import main\n")
+    result = await call(once, "import weather.cli")
+    assert result.is_error and "No module named 'main'" in result.text
+    assert "not installed in the sandbox" not in result.text
+    assert result.text.endswith(
+        "The ModuleNotFoundError is in weather/cli.py, line 1 (traceback above), a workspace file the code "
+        "imports: it imports `main`, which is neither a module in the workspace nor an installed library "
+        "(packages cannot be installed here). Fix that line of weather/cli.py (edit_file): remove it, or import "
+        "what the file needs from the workspace module that defines it."
+    )
+    (sandbox.workspace / "weather" / "cli.py").write_text("import main\n\n\ndef main():\n    print('ready')\n")
+    itself = await call(once, "import weather.cli")
+    assert itself.text.endswith("`main` is defined in weather/cli.py itself, so remove the import.")
+    (sandbox.workspace / "weather" / "__init__.py").write_text("")
+    (sandbox.workspace / "weather" / "app.py").write_text("import main\n")
+    elsewhere = await call(once, "import weather.app")
+    assert elsewhere.text.endswith(
+        "`main` is defined in weather/cli.py, so import it from there (from weather.cli import main)."
+    )
+    # Imported by the code itself, a missing module is still a library the sandbox lacks.
+    direct = await call(once, "import main")
+    assert direct.is_error and "'main' is not installed in the sandbox" in direct.text
+
+
 async def test_a_comprehension_variable_used_outside_its_brackets_is_named(once: Tool) -> None:
     code = (
         "lines = ['a b', 'c']\nwords = sum(len(line.split()) for line in lines)\nprint(len(lines), len(line.split()))"

@@ -52,6 +52,7 @@ from pymanus.tools.builtin.python_hints import (
     TEXT_READ_NOTE,
     column_lengths_note,
     missing_file_note,
+    missing_import_note,
     missing_name_note,
     no_tests_note,
     unimported_module_note,
@@ -422,6 +423,9 @@ class PythonRunner:
                     f"{path} does not exist: {module}, a folder in the workspace, has no module "
                     f"{missing.partition('.')[2]} yet. Write {path} (write_file) before you import it."
                 )
+            if status.get("raised_in"):  # project_layout run 97: `import main` at the top of weather/cli.py
+                path, line = status["raised_in"]
+                return missing_import_note(path, line, module, defining_module(self.sandbox.workspace, module))
             available = ", ".join(self.libraries) or "none"
             return (
                 f"The module '{module}' is not installed in the sandbox, and packages cannot be installed here. "

@@ -184,6 +184,22 @@ def unimported_module_note(path: str, line: int, module: str) -> str:
     )
 
 
+def missing_import_note(path: str, line: int, module: str, home: str | None) -> str:
+    """The note for a ModuleNotFoundError raised in the workspace file ``path``, which imports ``module``;
+    ``home`` is the workspace module that defines a name ``module``, if one does."""
+    note = (
+        f"The ModuleNotFoundError is in {path}, line {line} (traceback above), a workspace file the code imports: "
+        f"it imports `{module}`, which is neither a module in the workspace nor an installed library (packages "
+        f"cannot be installed here). Fix that line of {path} (edit_file): "
+    )
+    if home == path.removesuffix(".py").replace("/", "."):
+        return note + f"`{module}` is defined in {path} itself, so remove the import."
+    if home:
+        where = home.replace(".", "/") + ".py"
+        return note + f"`{module}` is defined in {where}, so import it from there (from {home} import {module})."
+    return note + "remove it, or import what the file needs from the workspace module that defines it."
+
+
 def column_lengths_note(lengths: dict[str, int]) -> str:
     """The note for pandas' "All arrays must be of the same length", with each column's length."""
     counts = ", ".join(f"{name} {length}" for name, length in lengths.items())

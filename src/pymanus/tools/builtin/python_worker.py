@@ -171,6 +171,8 @@ def run_block(source: str, filename: str, namespace: dict[str, Any]) -> dict[str
         status: dict[str, Any] = {"ok": False, "error": type(exc).__name__}
         if isinstance(exc, ModuleNotFoundError) and exc.name:
             status["module"] = exc.name
+            if where := _workspace_frame(exc):
+                status["raised_in"] = where
         elif isinstance(exc, (ImportError, AttributeError)):
             status.update(_missing_name(exc))
             if isinstance(exc, AttributeError) and exc.name and (owner := getattr(exc, "obj", None)) is not None:
