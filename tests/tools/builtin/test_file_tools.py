@@ -233,6 +233,35 @@ async def test_edit_text_not_found_names_the_closest_line(tools: dict[str, Tool]
     assert "closest line is 2" in result.text and "total = compute(alpha)" in result.text
 
 
+async def test_edit_text_quoted_without_its_indentation_is_found_and_new_text_indented_alike(
+    tools: dict[str, Tool], jail: PathJail
+) -> None:
+    # add_function run 98: the 1.5B quoted a function's body flush left, four times, each refused.
+    source = "def slugify(title):\n    import re\n\n    return re.sub('[^a-z]+', '-', title)\n"
+    (jail.root / "textutils.py").write_text(source)
+    old = "import re\n\nreturn re.sub('[^a-z]+', '-', title)"
+    new = "import re\n\nreturn re.sub('[^a-z0-9]+', '-', title.lower()).strip('-')"
+    result = await call(tools["edit_file"], path="textutils.py", old_text=old, new_text=new)
+    assert not result.is_error, result.text
+    assert "old_text is at line 2 of textutils.py with each line indented by '    '" in result.text
+    assert (jail.root / "textutils.py").read_text() == (
+        "def slugify(title):\n    import re\n\n    return re.sub('[^a-z0-9]+', '-', title.lower()).strip('-')\n"
+    )
+
+
+async def test_edit_text_without_indentation_matching_twice_or_unevenly_is_not_found(
+    tools: dict[str, Tool], jail: PathJail
+) -> None:
+    body = "    x = 1\n    return x\n"
+    source = f"def a():\n{body}\n\ndef b():\n{body}\n\nclass C:\n    def f(self):\n        x = 2\n"
+    (jail.root / "code.py").write_text(source)
+    twice = await call(tools["edit_file"], path="code.py", old_text="x = 1\nreturn x", new_text="return 2")
+    assert twice.is_error and "not found" in twice.text
+    uneven = await call(tools["edit_file"], path="code.py", old_text="def f(self):\nx = 2", new_text="pass")
+    assert uneven.is_error and "not found" in uneven.text
+    assert (jail.root / "code.py").read_text() == source
+
+
 async def test_edit_ambiguous_text_gives_count_and_lines(tools: dict[str, Tool], jail: PathJail) -> None:
     (jail.root / "a.txt").write_text("x = 1\ny = 2\nx = 1\n")
     result = await call(tools["edit_file"], path="a.txt", old_text="x = 1", new_text="x = 3")

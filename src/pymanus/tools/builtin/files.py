@@ -64,6 +64,7 @@ from pymanus.tools.builtin.text_edits import (
     restated_context,
     restated_note,
     same_line_endings,
+    shifted_match,
 )
 from pymanus.tools.builtin.workspace_scan import file_stamp
 from pymanus.tools.tool import Tool, ToolContext
@@ -356,6 +357,17 @@ def file_tools(
             )
         text = before or ""  # adding lines to a file that does not exist yet creates it
         appended = ""
+        if (
+            old_text
+            and not replace_all
+            and same_line_endings(text, old_text, new_text)[0] not in text
+            and (shifted := shifted_match(text, old_text, new_text))
+        ):
+            old_text, new_text, found_at, indent = shifted
+            appended = (
+                f"\nNote: old_text is at line {found_at} of {path} with each line indented by {indent!r}, so new_text "
+                "was indented the same way."
+            )
         if old_text and same_line_endings(text, old_text, new_text)[0] not in text:
             if not (path.endswith(".py") and (added := only_new_definitions(text, new_text))):
                 raise ToolError(

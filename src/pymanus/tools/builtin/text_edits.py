@@ -36,6 +36,36 @@ def replace_once(path: str, text: str, old: str, new: str) -> tuple[str, int]:
     return text[:start] + new + text[start + len(old) :], text.count("\n", 0, start) + 1
 
 
+def shifted_match(text: str, old: str, new: str) -> tuple[str, str, int, str] | None:
+    """``old`` found in ``text`` once with the same indentation added to each of its lines, as
+    ``(block, new shifted alike, first line, indentation)``; ``None`` when there is no such single match.
+
+    Small models quote a function's body without its indentation (add_function run 98:
+    ``import re\nreturn re.sub(...)`` for lines indented by four spaces) and repeat the edit after
+    the not-found error. Only an exact match but for one common leading indentation counts.
+    """
+    old_lines = old.split("\n")
+    if not old.strip() or any(line != line.lstrip(" \t") for line in old_lines if line.strip()):
+        return None  # blank, or already indented: a different mismatch
+    file_lines = text.split("\n")
+    found: list[tuple[int, str]] = []
+    for start in range(len(file_lines) - len(old_lines) + 1):
+        block = file_lines[start : start + len(old_lines)]
+        first = block[0]
+        indent = first[: len(first) - len(first.lstrip(" \t"))]
+        if indent and all(
+            line == indent + expected if expected.strip() else not line.strip()
+            for line, expected in zip(block, old_lines, strict=True)
+        ):
+            found.append((start, indent))
+    if len(found) != 1:
+        return None
+    start, indent = found[0]
+    matched = "\n".join(file_lines[start : start + len(old_lines)])
+    shifted = "\n".join(indent + line if line.strip() else line for line in new.split("\n"))
+    return matched, shifted, start + 1, indent
+
+
 def not_found(path: str, text: str, old: str) -> str:
     """old_text is not in the file: say so, with the closest line."""
     probe = next((line.strip() for line in old.splitlines() if line.strip()), old.strip())
