@@ -20,6 +20,7 @@ from pathlib import Path
 from pymanus.agent import progress
 from pymanus.agent.agent import Agent
 from pymanus.agent.count_checks import count_problems
+from pymanus.agent.coverage_checks import coverage_problems
 from pymanus.agent.done_check import done_answer, done_evidence
 from pymanus.agent.json_checks import json_shape_problems
 from pymanus.agent.progress import locate, named_files, read_head
@@ -137,7 +138,8 @@ def missing_outputs(
     the inputs lack (:mod:`pymanus.agent.table_checks`), a pyproject.toml gives the project name and
     version the task gives (:mod:`pymanus.agent.project_checks`), a JSON file has the shape the task gives it
     (:mod:`pymanus.agent.json_checks`), the line and word counts of files
-    in its tables are those of the files (:mod:`pymanus.agent.count_checks`), a task that only asks a question
+    in its tables are those of the files (:mod:`pymanus.agent.count_checks`), an output about "each customer"
+    covers every customer of the input tables (:mod:`pymanus.agent.coverage_checks`), a task that only asks a question
     changed no file (:func:`progress.restore_changed_inputs` puts them back), the task's named checks
     and the checks of the run's own work (``checks``, already run: the tests it wrote pass, its
     package modules import) pass, and (``uncomputed``) no data file was written from the
@@ -170,6 +172,7 @@ def missing_outputs(
     problems.extend(json_shape_problems(task, workspace))
     problems.extend(missing_tests(task, context))
     problems.extend(count_problems(context))
+    problems.extend(coverage_problems(task, context))
     problems.extend(progress.restore_changed_inputs(task, context))
     typed: list[str] = []
     if uncomputed:

@@ -160,7 +160,7 @@ def locate(workspace: Path, name: str, snapshot: Snapshot | None = None) -> Path
 _NUMBER = re.compile(r"(?<![\w.])(?:\d[\d,]*\.\d+|\d[\d,]*\d)(?!\w|\.\d)")
 _DATA_SUFFIXES = (".md", ".csv", ".tsv", ".json", ".txt", ".html")
 _TABLE_SUFFIXES = (".csv", ".tsv", ".json", ".jsonl")
-_READ_LIMIT = 200_000
+READ_LIMIT = 200_000
 _KNOWN_INPUTS = 200
 """Input files whose numbers count as given (a bound on the reading in a huge workspace)."""
 
@@ -190,7 +190,7 @@ def invalid_outputs(context: ToolContext) -> list[str]:
         if _copied_tool_lines(text):
             problems.append(f"{name} holds lines copied from a tool's output, with the line numbers the tool shows")
             continue
-        if len(text) >= _READ_LIMIT:
+        if len(text) >= READ_LIMIT:
             continue  # a head cannot be judged
         problem = format_problem(name, text)
         if problem is not None:
@@ -437,7 +437,7 @@ def read_head(path: Path) -> str:
     """The start of a file as text ("" if it cannot be read)."""
     try:
         with path.open("rb") as handle:
-            return handle.read(_READ_LIMIT).decode("utf-8", errors="replace")
+            return handle.read(READ_LIMIT).decode("utf-8", errors="replace")
     except OSError:
         return ""
 
