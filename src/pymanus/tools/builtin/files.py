@@ -51,7 +51,7 @@ from pymanus.tools.builtin.file_search import (
 )
 from pymanus.tools.builtin.file_views import numbered_lines, preview_lines, snippet
 from pymanus.tools.builtin.found_files import guessed_listing
-from pymanus.tools.builtin.module_merge import merged_module
+from pymanus.tools.builtin.module_merge import merged_module, redefinition
 from pymanus.tools.builtin.python import CODE_OUTPUT
 from pymanus.tools.builtin.text_edits import (
     insert_lines,
@@ -396,9 +396,20 @@ def file_tools(
                 "old_text and new_text are the same, so this edit would change nothing. old_text is the text "
                 "the file has now; new_text is what replaces it."
             )
+        redefined = None
+        if not old_text and insert_line is None and path.endswith(".py"):
+            redefined = redefinition(text, new_text)
         if replace_all:
             updated, count = replace_every(path, text, old_text, new_text)
             report = f"Edited {path}: replaced {count} occurrence{'s' * (count != 1)} of the old_text."
+        elif redefined:
+            updated, names, (first_line, last_line) = redefined
+            report = (
+                f"Edited {path}: new_text defines {', '.join(f'`{name}`' for name in names)} again, so the old "
+                "definition was replaced where it stood (a second one would only shadow it) and any new imports "
+                f"went to the top. Lines {first_line}-{last_line} now read:\n"
+                + snippet(updated, first_line, last_line - first_line + 1)
+            )
         else:
             if old_text:
                 updated, first_line = replace_once(path, text, old_text, new_text)

@@ -62,6 +62,31 @@ def merged_module(before: str, after: str) -> str | None:
     return merged
 
 
+def redefinition(before: str, added: str) -> tuple[str, list[str], tuple[int, int]] | None:
+    """For code to add to the module ``before`` that redefines some of its functions or classes:
+    the module with them replaced where they stand (:func:`merged_module`), their names, and the
+    first and last line of the first of them in the result. None for anything else: code with
+    statements other than definitions and imports, or that defines nothing ``before`` has.
+
+    Asked to add ``import re`` at the top, the 1.5B added ``import re`` and its whole ``slugify``
+    again after the last line, so the module held two; appended code that redefines a function
+    means "this is the function now", as a second definition would only shadow the first.
+    """
+    try:
+        old, new = ast.parse(before), ast.parse(added)
+    except (SyntaxError, ValueError):
+        return None
+    if not all(isinstance(node, (*_DEFINITIONS, *_IMPORTS)) for node in new.body):
+        return None
+    defined = {node.name for node in old.body if isinstance(node, _DEFINITIONS)}
+    names = [node.name for node in new.body if isinstance(node, _DEFINITIONS) and node.name in defined]
+    merged = merged_module(before, added) if names else None
+    if merged is None:
+        return None
+    first = next(node for node in ast.parse(merged).body if isinstance(node, _DEFINITIONS) and node.name == names[0])
+    return merged, names, (_first_line(first), _end_line(first))
+
+
 def _is_docstring(node: ast.stmt, module: ast.Module) -> bool:
     return (
         node is module.body[0]
