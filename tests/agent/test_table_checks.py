@@ -160,8 +160,8 @@ def test_a_table_with_fewer_columns_than_the_task_lists_is_sent_back(tmp_path: P
     (tmp_path / "report.md").write_text("|   amount |\n|---------:|\n|      1.5 |")
     assert table_problems(task, context) == [
         "report.md's table has 1 column (amount), but the task asks for a table of regions and totals: one column "
-        "each (pandas drops the labels of a Series written with index=False; use "
-        "series.reset_index().to_markdown(index=False))"
+        "each (pandas drops the index, the row labels, of a Series or DataFrame written with index=False; use "
+        "data.reset_index().to_markdown(index=False) to keep them as a column)"
     ]
     (tmp_path / "report.md").write_text("| region | amount |\n|---|---:|\n| North | 1.5 |")
     assert table_problems(task, context) == []

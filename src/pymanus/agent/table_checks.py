@@ -85,8 +85,9 @@ def table_problems(task: str, context: ToolContext) -> list[str]:
     if header is not None and len(items) > len(header):
         problems.append(
             f"{markdown}'s table has {len(header)} column{'s' * (len(header) != 1)} ({', '.join(header)}), but "
-            f"the task asks for a table of {' and '.join(items)}: one column each (pandas drops the labels of a "
-            "Series written with index=False; use series.reset_index().to_markdown(index=False))"
+            f"the task asks for a table of {' and '.join(items)}: one column each (pandas drops the index, the row "
+            "labels, of a Series or DataFrame written with index=False; use "
+            "data.reset_index().to_markdown(index=False) to keep them as a column)"
         )
     problems.extend(empty)
     problems.extend(_total_row_problems(task, workspace, written))
