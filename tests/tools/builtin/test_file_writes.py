@@ -52,6 +52,28 @@ async def test_a_change_that_breaks_a_module_that_parsed_is_refused(tools: dict[
     assert not (await call(tools["edit_file"], path="textutils.py", old_text="", new_text="X = 1\n")).is_error
 
 
+async def test_a_table_written_as_one_line_of_escapes_gets_its_line_breaks(
+    tools: dict[str, Tool], jail: PathJail
+) -> None:
+    # word_counts run 100: the arguments escaped twice, so counts.md was one line and held no table.
+    table = "| file | lines |\\n|---|---|\\n| texts/alpha.txt | 3 |\\n"
+    result = await call(tools["write_file"], path="counts.md", content=table)
+    assert not result.is_error
+    assert (jail.root / "counts.md").read_text() == "| file | lines |\n|---|---|\n| texts/alpha.txt | 3 |\n"
+    assert result.text.startswith("Created counts.md: 51 bytes written, 3 lines.\nNote: the content was one line")
+    # Real lines, a single escape, or a file of another kind are written as they are.
+    kept = {
+        "notes.md": "Use \\n for a line break.\nAnd \\n again.\n",
+        "regex.md": "The pattern is a\\nb",
+        "data.json": '{"text": "a\\nb\\nc"}',
+        "code.txt": "print('a\\nb\\nc')",
+    }
+    for name, content in kept.items():
+        written = await call(tools["write_file"], path=name, content=content)
+        assert "\\n escapes" not in written.text, name
+        assert (jail.root / name).read_text() == content, name
+
+
 async def test_python_records_written_to_a_json_file_are_written_as_json(
     tools: dict[str, Tool], jail: PathJail
 ) -> None:

@@ -322,6 +322,29 @@ LITERAL_AS_JSON_NOTE = (
 """What ``write_file`` says when it converted a Python literal to JSON."""
 
 
+_LINE_TEXT_SUFFIXES = (".md", ".csv", ".tsv")
+"""Files made of lines, where a backslash-n on a single line is never what was meant."""
+
+
+def unescaped_line_breaks(name: str, text: str) -> str | None:
+    """``text`` with its ``\\n`` sequences as line breaks, when it is a Markdown, CSV or TSV file written as
+    one line holding two or more of them; None otherwise.
+
+    Escaping the JSON arguments twice, the 1.5B wrote its word-count table as
+    ``| file | lines |\\n|---|---|\\n...``: one line, and so no table.
+    """
+    if not name.lower().endswith(_LINE_TEXT_SUFFIXES) or "\n" in text.rstrip("\n") or text.count("\\n") < 2:
+        return None
+    return text.replace("\\r\\n", "\n").replace("\\n", "\n")
+
+
+ESCAPED_LINES_NOTE = (
+    "Note: the content was one line holding \\n escapes, as arguments escaped twice give; it was written with "
+    "line breaks instead. In the JSON arguments, a line break is \\n, not \\\\n."
+)
+"""What ``write_file`` says when it turned ``\\n`` escapes into line breaks."""
+
+
 def refused_python(name: str, text: str) -> str | None:
     """Why the file tools refuse to write ``text`` to the Python file ``name`` (None: write it).
 

@@ -24,6 +24,7 @@ from pymanus.sandbox import PathJail
 from pymanus.tools.builtin.code_lint import code_mistakes, undiscoverable_test
 from pymanus.tools.builtin.code_repair import repair_written
 from pymanus.tools.builtin.file_formats import (
+    ESCAPED_LINES_NOTE,
     LITERAL_AS_JSON_NOTE,
     broken_python,
     dropped_definitions,
@@ -35,6 +36,7 @@ from pymanus.tools.builtin.file_formats import (
     python_literal_as_json,
     redundant_self_imports,
     refused_python,
+    unescaped_line_breaks,
     unwritten_imports,
     unwritten_package_import,
 )
@@ -295,7 +297,8 @@ def file_tools(
         existed = real.exists()
         repaired = repair_written(content) if real.suffix == ".py" else None
         converted = python_literal_as_json(content) if real.suffix.lower() == ".json" else None
-        content = repaired[0] if repaired else converted or content
+        unescaped = unescaped_line_breaks(real.name, content)
+        content = repaired[0] if repaired else converted or unescaped or content
         dropped_imports: list[str] = []
         kept: list[str] = []
         if real.suffix == ".py":
@@ -327,6 +330,8 @@ def file_tools(
             report += f"\n{kept_definitions_note(jail.relative(real), kept)}"
         if converted:
             report += f"\n{LITERAL_AS_JSON_NOTE}"
+        if unescaped:
+            report += f"\n{ESCAPED_LINES_NOTE}"
         if dropped_imports:
             report += f"\nNote: {dropped_imports_note(jail.relative(real), dropped_imports)}."
         if not existed and (hidden := undiscoverable_test(jail.relative(real), content)):
