@@ -13,13 +13,13 @@ an answer sent back this way is accepted after the done check's rejection limit.
 
 from __future__ import annotations
 
-import csv
 import json
 import re
 from collections.abc import Sequence
 from pathlib import Path
 
 from pymanus.agent.progress import READ_LIMIT, input_files, read_head, written_files
+from pymanus.agent.table_checks import read_table
 from pymanus.tools.tool import ToolContext
 
 _GROUP = re.compile(r"\b(?:each|every|per)\s+([a-z]+)\b", re.IGNORECASE)
@@ -35,12 +35,11 @@ def coverage_problems(task: str, context: ToolContext) -> list[str]:
         return []
     workspace = Path(context.workspace)
     written = written_files(context)
-    outputs = [name for name in written if Path(name).suffix.lower() in _OUTPUT_SUFFIXES]
+    outputs = {name: read_head(workspace / name) for name in written if Path(name).suffix.lower() in _OUTPUT_SUFFIXES}
     problems = []
     for source in input_files(context, written):
         for column, groups in _group_columns(workspace / source, words).items():
-            for name in outputs:
-                text = read_head(workspace / name)
+            for name, text in outputs.items():
                 missing = [group for group in groups if group not in text]
                 if missing and len(missing) < len(groups):  # about these groups, but not all of them
                     more = f" (and {len(missing) - _SHOWN} more)" if len(missing) > _SHOWN else ""
@@ -82,12 +81,12 @@ def _records(path: Path) -> Sequence[dict[str, object]]:
             return []  # only its start would be read: a cut last row would name a group that is not there
     except OSError:
         return []
-    text = read_head(path)
     if suffix in (".csv", ".tsv"):
-        return list(csv.DictReader(text.splitlines(), delimiter="\t" if suffix == ".tsv" else ","))
+        header, rows = read_table(path) or ([], [])
+        return [dict(zip(header, row, strict=False)) for row in rows]
     if suffix == ".json":
         try:
-            data = json.loads(text)
+            data = json.loads(read_head(path))
         except ValueError:
             return []  # unparsable, or larger than read_head reads
         if isinstance(data, list) and data and all(isinstance(item, dict) for item in data):
