@@ -7,9 +7,15 @@ from pathlib import Path
 
 from helpers.agent_cases import add, assert_protocol
 from pymanus import Agent, Message, RunState, ToolContext, tool
-from pymanus.agent.guards import REPEAT_HINT
+from pymanus.agent.guards import REPEAT_HINT, parrots_sent_back
 from pymanus.agent.loop import EXPLORE_TEMPERATURE
-from pymanus.agent.notes import EARLIER_REPEAT_NOTE, FAILED_AGAIN_NOTE, RESAMPLE_NOTE, SENT_BACK_REPEAT_NOTE
+from pymanus.agent.notes import (
+    EARLIER_REPEAT_NOTE,
+    FAILED_AGAIN_NOTE,
+    PARROT_NOTE,
+    RESAMPLE_NOTE,
+    SENT_BACK_REPEAT_NOTE,
+)
 from pymanus.models import ScriptedModel, call
 from pymanus.models.base import Model, ModelResponse, ModelSettings, ToolDefinition
 
@@ -198,3 +204,42 @@ async def test_an_earlier_step_is_repeated_freely_after_another_call_of_its_tool
     result = await agent.run("task")
     assert len(model.inner.requests) == 4  # no draw again: the repeat ran
     assert [m.text.split("\n")[0] for m in result.messages if m.role == "tool"] == ["2", "4", "2"]
+
+
+FIXES = (
+    "counts.md has no Markdown table, and the task asks for one: a header row, a |---|---| line, then one row per item"
+)
+
+
+async def test_a_failure_answer_copying_the_note_it_was_sent_back_with_is_sampled_again_without_terminate() -> None:
+    # word_counts: the 1.5B answered status "failure" with the fixes it had just been given, word for word.
+    checked: list[str] = []
+
+    def check(task: str, answer: str, context: object) -> str | None:
+        checked.append(answer)
+        return FIXES if len(checked) == 1 else None
+
+    parrot = call("terminate", status="failure", message=f"The file is wrong: {FIXES}. Fix this.")
+    done = call("terminate", status="success", message="done")
+    model = TemperatureRecorder([done, parrot, call("add", a=2, b=1), done])
+    agent = Agent(model, tools=[add], settings=ModelSettings(temperature=0.1), completion_check=check)
+    result = await agent.run("task")
+    assert model.inner.requests[2][-1].text == PARROT_NOTE
+    assert [t.name for t in model.inner.request_tools[2]] == ["add"]  # terminate withheld for that draw
+    assert model.temperatures[2] == EXPLORE_TEMPERATURE
+    assert [c.name for m in result.messages for c in m.tool_calls] == ["terminate", "add", "terminate"]
+    assert (result.state, result.output) == (RunState.FINISHED, "done")
+    assert_protocol(result.messages)
+
+
+def test_a_failure_answer_in_the_models_own_words_is_not_a_parrot() -> None:
+    history = [
+        Message.user("task"),
+        Message.assistant(tool_calls=[call("terminate", status="success", message="done")]),
+        Message.tool("c1", "terminate", FIXES),
+    ]
+    own = call("terminate", status="failure", message="texts/ is empty, so there is nothing to count.")
+    quoted = call("terminate", status="failure", message=f"Not done: {FIXES[:70]}")
+    assert not parrots_sent_back(history, Message.assistant(tool_calls=[own]))
+    assert parrots_sent_back(history, Message.assistant(tool_calls=[quoted]))
+    assert not parrots_sent_back(history[:1], Message.assistant(tool_calls=[quoted]))  # nothing sent back yet

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import difflib
 import itertools
 import json
 from collections import Counter
@@ -45,6 +46,31 @@ def repeated_step(messages: Sequence[Message], message: Message) -> Literal["pre
     if answers and len(steps) > answers and _calls(steps[answers]) == calls:
         return "before_answer"
     return None
+
+
+PARROTED_CHARS = 60
+"""Characters of the last sent-back note an answer must copy verbatim to count as repeating it: a
+real reason the task cannot be done names its cause in the model's own words."""
+
+
+def parrots_sent_back(messages: Sequence[Message], message: Message) -> bool:
+    """Whether ``message`` calls ``terminate`` with an answer that copies the note the last answer
+    was sent back with. word_counts ended that way in four runs out of five: the 1.5B answered
+    status "failure" with the list of fixes it had just been given, word for word, and made none."""
+    note = next((m.text for m in reversed(messages) if m.role == "tool" and m.name == "terminate"), "")
+    if not note:
+        return False
+    for call in message.tool_calls:
+        if call.name != "terminate":
+            continue
+        try:
+            answer = str(json.loads(call.arguments).get("message", ""))
+        except (json.JSONDecodeError, AttributeError):
+            continue
+        matcher = difflib.SequenceMatcher(None, answer, note, autojunk=False)
+        if matcher.find_longest_match(0, len(answer), 0, len(note)).size >= PARROTED_CHARS:
+            return True
+    return False
 
 
 def _calls(message: Message) -> list[str]:

@@ -31,7 +31,7 @@ from pymanus.agent.events import (
     ToolCallFinished,
     ToolCallStarted,
 )
-from pymanus.agent.guards import REPEAT_HINT, FailureGuard, RepeatGuard, StepLog, repeated_step
+from pymanus.agent.guards import REPEAT_HINT, FailureGuard, RepeatGuard, StepLog, parrots_sent_back, repeated_step
 from pymanus.agent.limits import RunLimits
 from pymanus.agent.notes import (
     EARLIER_REPEAT_NOTE,
@@ -39,6 +39,7 @@ from pymanus.agent.notes import (
     GAVE_UP_NOTE,
     NO_TOOL_CALL_NUDGE,
     NOT_FINISHED,
+    PARROT_NOTE,
     RESAMPLE_NOTE,
     SENT_BACK_REPEAT_NOTE,
     UNREADABLE_NOTE,
@@ -296,6 +297,9 @@ class Run:
                         yield item
                 assert response is not None  # _ask_model always ends with the response
                 repeated = repeated_step(self.messages, response.message)
+                if parrots_sent_back(self.messages, response.message):
+                    note, withheld = PARROT_NOTE, {"terminate"}
+                    continue
                 if repeated == "previous":
                     note = RESAMPLE_NOTE
                 elif repeated == "before_answer":  # the answer's note may ask for that tool, so none is withheld
