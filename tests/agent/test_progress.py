@@ -134,6 +134,21 @@ async def test_reading_a_file_the_first_message_shows_whole_says_so(tmp_path: Pa
     assert "North,12" in (await call(read, path="sales.csv")).text  # a run without a briefing
 
 
+def test_briefing_counts_the_values_of_category_fields_in_all_records_of_a_data_file(tmp_path: Path) -> None:
+    # customer_totals: the first five orders were shipped or pending; "not cancelled" kept only shipped ones.
+    statuses = ["shipped", "pending", "shipped", "shipped", "pending", *["cancelled"] * 4, *["pending"] * 3]
+    orders = [{"id": n, "status": s, "note": f"n{n}", "total": n * 2.5} for n, s in enumerate(statuses)]
+    (tmp_path / "orders.json").write_text(json.dumps(orders, indent=2))
+    rows = [f"{region},{10 + n}" for n, region in enumerate(["North", "South"] * 6)]
+    (tmp_path / "sales.csv").write_text("region,amount\n" + "\n".join(rows) + "\n")
+    (tmp_path / "few.csv").write_text("region,amount\nNorth,1\nSouth,2\n")  # shown whole: nothing to count
+    brief = describe_workspace(tmp_path)
+    assert "Counts of values in all of orders.json: status: pending 5, cancelled 4, shipped 3." in brief
+    assert "Counts of values in all of sales.csv: region: North 6, South 6." in brief
+    assert "note:" not in brief and "amount:" not in brief  # every value differs; numbers are not categories
+    assert "of few.csv" not in brief
+
+
 def test_briefing_shows_files_only_within_its_budget(tmp_path: Path) -> None:
     for name in ("a.txt", "b.txt", "c.txt"):
         (tmp_path / name).write_text(name[0] * 1500)
