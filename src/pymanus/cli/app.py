@@ -1,7 +1,7 @@
 """``pymanus``: run a task from the command line.
 
 Exit codes: 0 the run finished; 1 it ended in error or hit a limit; 2 a usage or
-configuration error (one line on stderr).
+configuration error, or a model that cannot be loaded (one line on stderr).
 """
 
 from __future__ import annotations
@@ -59,7 +59,7 @@ def run(
         from pymanus.tools.builtin.human import ConsoleAsker
 
         agent = build_manus_agent(settings, asker=ConsoleAsker() if sys.stdin.isatty() else None)
-    except ConfigError as exc:
+    except PyManusError as exc:  # a bad setting, or a model pack that is unknown, missing or corrupt
         raise _fail_usage(str(exc)) from None
 
     if verbose:
