@@ -116,12 +116,34 @@ async def test_a_file_that_keeps_a_scripts_output_is_not_typed_by_hand(tmp_path:
     typed, edited = [m.text for m in result.messages if m.role == "tool"][:2]
     assert typed == (
         "squares.txt was not written: the task asks for it to hold what squares.py prints, so it comes from "
-        "running the script, not from typing it. Write squares.py if it is not written yet, then call python "
-        "with the code `python squares.py > squares.txt`."
+        "running the script, not from typing it. Write squares.py first, then call python with the code "
+        "`python squares.py > squares.txt`."
     )
     assert edited.startswith("squares.txt was not written")
     assert result.state is RunState.FINISHED
     assert (workspace / "squares.txt").read_text() == "1\n4\n9\n"
+
+
+async def test_a_typed_output_over_a_written_script_is_told_the_one_call_left(tmp_path: Path) -> None:
+    """squares_script run 103: the 1.5B typed squares.txt seven times over a squares.py that printed it right."""
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    model = ScriptedModel(
+        [
+            call("write_file", path="squares.py", content="for i in range(1, 4):\n    print(i * i)\n"),
+            call("write_file", path="squares.txt", content="1\n4\n9\n"),
+            call("python", code="python squares.py > squares.txt"),
+            call("terminate", status="success", message="Done."),
+        ]
+    )
+    task = "Write squares.py that prints the squares of 1 to 3, run it, and save what it prints to squares.txt"
+    result = await run_preset(workspace, model, task)
+    typed = [m.text for m in result.messages if m.role == "tool"][1]
+    assert typed.endswith(
+        "squares.py is written: call python with the code `python squares.py > squares.txt` now (if what it "
+        "prints is not right, change squares.py first)."
+    )
+    assert result.state is RunState.FINISHED
 
 
 async def test_the_tests_a_task_says_not_to_change_stay_as_they_are(tmp_path: Path) -> None:

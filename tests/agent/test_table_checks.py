@@ -194,7 +194,8 @@ def test_a_list_written_on_one_line_where_the_task_wants_one_per_line_is_sent_ba
     (tmp_path / "squares.txt").write_text(written)
     [problem] = table_problems(SQUARES_TASK, context)
     assert problem.startswith(f"squares.txt holds {len(written.split())} items on one line")
-    assert "but the task asks for one per line" in problem
+    assert "but the task asks for one per line: change squares.py so it prints each item on its own line" in problem
+    assert "run `python squares.py > squares.txt` again" in problem
     answer = missing_outputs(SQUARES_TASK, "Done.", context)
     assert answer is not None and problem in answer
 
@@ -220,7 +221,9 @@ def test_each_on_its_own_line_asks_for_one_item_per_line_too(tmp_path: Path) -> 
     task = "Find every file with TODO and write their paths to todo.txt, each on its own line."
     context = start_run(tmp_path, task, {})
     (tmp_path / "todo.txt").write_text("src/a.py, src/b.py\n")
-    assert table_problems(task, context)[0].startswith("todo.txt holds 2 items on one line ('src/a.py, src/b.py')")
+    [problem] = table_problems(task, context)
+    assert problem.startswith("todo.txt holds 2 items on one line ('src/a.py, src/b.py')")
+    assert problem.endswith("write each on its own line ('\\n'.join(...) or one print per item)")  # no script
 
 
 TODO_TASK = "Find every file under src/ that contains TODO and write their paths to todo_files.txt, one per line."

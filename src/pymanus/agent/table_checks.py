@@ -20,6 +20,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from pymanus.agent.progress import FILE_NAME, input_files, locate, read_head, written_files
+from pymanus.agent.saved_output import saved_output
 from pymanus.agent.task_scope import scoped_folder
 from pymanus.tools.builtin.file_formats import markdown_table
 from pymanus.tools.builtin.workspace_scan import empty_cells, is_file
@@ -207,10 +208,16 @@ def _one_line_lists(task: str, workspace: Path, written: Sequence[str]) -> list[
     items = _LIST_SEPARATOR.split(lines[0].strip(" []()")) if len(lines) == 1 else []
     if len(items) < 2 or not all(_LIST_ITEM.fullmatch(item) for item in items):
         return []  # one item, or a line of words: nothing says it was meant as several
-    return [
-        f"{name} holds {len(items)} items on one line ({lines[0][:80]!r}), but the task asks for one per line: "
-        "write each on its own line ('\\n'.join(...) or one print per item)"
-    ]
+    saved = saved_output(task)
+    if saved is not None and saved.file == name:  # the file is the script's output: the script is what to fix
+        fix = (
+            f"change {saved.script} so it prints each item on its own line (one print per item), then run "
+            f"`python {saved.script} > {name}` again"
+        )
+    else:
+        fix = "write each on its own line ('\\n'.join(...) or one print per item)"
+    shown = lines[0][:80]
+    return [f"{name} holds {len(items)} items on one line ({shown!r}), but the task asks for one per line: {fix}"]
 
 
 def _paths_out_of_scope(task: str, workspace: Path, written: Sequence[str]) -> list[str]:

@@ -256,10 +256,17 @@ def file_tools(
         if reason := context.state.get(KEPT_FILES, {}).get(file):
             raise ToolError(f"{file} was not changed: {reason}")
         if script := context.state.get(PRINTED_FILES, {}).get(file):
+            # With the script written, the one call left is named alone: the 1.5B, told "write it if it
+            # is not written yet", typed squares.txt seven times over a squares.py that printed it right.
+            then = (
+                f"{script} is written: call python with the code `python {script} > {file}` now (if what it "
+                f"prints is not right, change {script} first)."
+                if (jail.root / script).is_file()
+                else f"Write {script} first, then call python with the code `python {script} > {file}`."
+            )
             raise ToolError(
                 f"{file} was not written: the task asks for it to hold what {script} prints, so it comes from "
-                f"running the script, not from typing it. Write {script} if it is not written yet, then call "
-                f"python with the code `python {script} > {file}`."
+                f"running the script, not from typing it. {then}"
             )
         if real.name == "pyproject.toml" and real.parent != jail.root and (real.parent / "__init__.py").is_file():
             # project_layout: the 1.5B wrote weather/pyproject.toml, where no packaging tool looks for it
