@@ -22,6 +22,7 @@ from pymanus.agent.agent import Agent
 from pymanus.agent.count_checks import count_problems
 from pymanus.agent.coverage_checks import coverage_problems
 from pymanus.agent.done_check import done_answer, done_evidence
+from pymanus.agent.exclusion_checks import unfiltered_exclusions
 from pymanus.agent.json_checks import json_shape_problems
 from pymanus.agent.progress import locate, named_files, read_head
 from pymanus.agent.project_checks import missing_tests, pyproject_problems
@@ -139,7 +140,8 @@ def missing_outputs(
     version the task gives (:mod:`pymanus.agent.project_checks`), a JSON file has the shape the task gives it
     (:mod:`pymanus.agent.json_checks`), the line and word counts of files
     in its tables are those of the files (:mod:`pymanus.agent.count_checks`), an output about "each customer"
-    covers every customer of the input tables (:mod:`pymanus.agent.coverage_checks`), a task that only asks a question
+    covers every customer of the input tables (:mod:`pymanus.agent.coverage_checks`), the run's code
+    leaves out the records the task leaves out (:mod:`pymanus.agent.exclusion_checks`), a task that only asks a question
     changed no file (:func:`progress.restore_changed_inputs` puts them back), the task's named checks
     and the checks of the run's own work (``checks``, already run: the tests it wrote pass, its
     package modules import) pass, and (``uncomputed``) no data file was written from the
@@ -173,6 +175,7 @@ def missing_outputs(
     problems.extend(missing_tests(task, context))
     problems.extend(count_problems(context))
     problems.extend(coverage_problems(task, context))
+    problems.extend(unfiltered_exclusions(task, context))
     problems.extend(progress.restore_changed_inputs(task, context))
     typed: list[str] = []
     if uncomputed:

@@ -71,6 +71,9 @@ Code that wrote its result and then failed (a ``print`` of the wrong type) still
 CODE_OUTPUT = "python.output"
 """``ToolContext.state`` key: what the run's code printed, the latest :data:`CODE_OUTPUT_CHARS` characters."""
 CODE_OUTPUT_CHARS = 100_000
+CODE_SOURCES = "python.code"
+"""``ToolContext.state`` key: the code of the blocks that ran without error, the latest :data:`CODE_OUTPUT_CHARS`
+characters (what a completion check asks of the run's computation: did it leave out the rows the task leaves out)."""
 _CONCAT = "collect the rows in a list of dicts and build the table once with pd.DataFrame(rows), or use pd.concat"
 REMOVED_APIS = {
     "DataFrame.append": f"was removed in pandas 2.0: {_CONCAT}",
@@ -218,6 +221,7 @@ class PythonRunner:
             return result.model_copy(update={"content": f"{result.text}\n\n{note}"})
         if not result.is_error:
             ctx.state.setdefault(CODE_RAN, started)
+            ctx.state[CODE_SOURCES] = (ctx.state.get(CODE_SOURCES, "") + "\n" + ran)[-CODE_OUTPUT_CHARS:]
         ctx.state[CODE_OUTPUT] = (ctx.state.get(CODE_OUTPUT, "") + "\n" + result.text)[-CODE_OUTPUT_CHARS:]
         return result
 

@@ -16,6 +16,7 @@ import csv
 import json
 import os
 import re
+from collections import Counter
 from pathlib import Path
 
 from pymanus.tools.builtin.file_formats import format_warning
@@ -244,27 +245,33 @@ def value_counts(path: str, text: str) -> str:
     """How often each value of a data file's category fields occurs: ``"status: shipped 9, pending 6,
     cancelled 5"`` ("" when it has none).
 
+    The briefing shows only the first records: asked for the totals "not counting cancelled
+    orders", the 1.5B saw shipped and pending orders, kept the shipped ones only, and the
+    pending ones were lost.
+    """
+    return "; ".join(
+        f"{field}: " + ", ".join(f"{value} {count}" for value, count in counts.items())
+        for field, counts in category_fields(path, text).items()
+    )
+
+
+def category_fields(path: str, text: str) -> dict[str, dict[str, int]]:
+    """The category fields of a data file, each with how often each of its values occurs, most often first.
+
     A category field holds text (not numbers), at most :data:`MAX_CATEGORIES` distinct values,
-    and each of them twice on average. The briefing shows only the first records: asked for the
-    totals "not counting cancelled orders", the 1.5B saw shipped and pending orders, kept the
-    shipped ones only, and the pending ones were lost.
+    and each of them twice on average.
     """
     records = _records(path, text)
-    if not records:
-        return ""
     fields = list(dict.fromkeys(key for record in records for key in record))
-    described = []
+    found = {}
     for field in fields:
         values = [record.get(field) for record in records]
         if not all(isinstance(value, str) and value.strip() and not _is_number(value) for value in values):
             continue
-        counts: dict[str, int] = {}
-        for value in values:
-            counts[str(value)] = counts.get(str(value), 0) + 1
+        counts = Counter(str(value) for value in values)
         if 2 <= len(counts) <= MAX_CATEGORIES and len(values) >= 2 * len(counts):
-            ranked = sorted(counts.items(), key=lambda item: -item[1])  # stable: ties keep first appearance
-            described.append(f"{field}: " + ", ".join(f"{value} {count}" for value, count in ranked))
-    return "; ".join(described)
+            found[field] = dict(counts.most_common())  # ties keep the order of first appearance
+    return found
 
 
 def _records(path: str, text: str) -> list[dict[str, object]]:
