@@ -13,13 +13,12 @@ an answer sent back this way is accepted after the done check's rejection limit.
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Sequence
 from pathlib import Path
 
 from pymanus.agent.progress import READ_LIMIT, input_files, read_head, written_files
-from pymanus.agent.table_checks import read_table
+from pymanus.tools.builtin.workspace_scan import data_records, is_number
 from pymanus.tools.tool import ToolContext
 
 _GROUP = re.compile(r"\b(?:each|every|per)\s+([a-z]+)\b", re.IGNORECASE)
@@ -66,7 +65,7 @@ def _group_columns(path: Path, words: set[str]) -> dict[str, list[str]]:
         for record in records:
             value = record.get(column)
             value = value.strip() if isinstance(value, str) else ""
-            if value and not _is_number(value) and value not in values:
+            if value and not is_number(value) and value not in values:
                 values.append(value)
         if len(values) >= 2:
             columns[column.strip().lower()] = values
@@ -75,28 +74,9 @@ def _group_columns(path: Path, words: set[str]) -> dict[str, list[str]]:
 
 def _records(path: Path) -> Sequence[dict[str, object]]:
     """The rows of a CSV or TSV file, or the objects of a JSON list, as dicts; empty for anything else."""
-    suffix = path.suffix.lower()
     try:
         if path.stat().st_size >= READ_LIMIT:
             return []  # only its start would be read: a cut last row would name a group that is not there
     except OSError:
         return []
-    if suffix in (".csv", ".tsv"):
-        header, rows = read_table(path) or ([], [])
-        return [dict(zip(header, row, strict=False)) for row in rows]
-    if suffix == ".json":
-        try:
-            data = json.loads(read_head(path))
-        except ValueError:
-            return []  # unparsable, or larger than read_head reads
-        if isinstance(data, list) and data and all(isinstance(item, dict) for item in data):
-            return data
-    return []
-
-
-def _is_number(text: str) -> bool:
-    try:
-        float(text)
-    except ValueError:
-        return False
-    return True
+    return data_records(path.name, read_head(path))

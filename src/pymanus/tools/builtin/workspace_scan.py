@@ -261,12 +261,12 @@ def category_fields(path: str, text: str) -> dict[str, dict[str, int]]:
     A category field holds text (not numbers), at most :data:`MAX_CATEGORIES` distinct values,
     and each of them twice on average.
     """
-    records = _records(path, text)
+    records = data_records(path, text)
     fields = list(dict.fromkeys(key for record in records for key in record))
     found = {}
     for field in fields:
         values = [record.get(field) for record in records]
-        if not all(isinstance(value, str) and value.strip() and not _is_number(value) for value in values):
+        if not all(isinstance(value, str) and value.strip() and not is_number(value) for value in values):
             continue
         counts = Counter(str(value) for value in values)
         if 2 <= len(counts) <= MAX_CATEGORIES and len(values) >= 2 * len(counts):
@@ -274,7 +274,7 @@ def category_fields(path: str, text: str) -> dict[str, dict[str, int]]:
     return found
 
 
-def _records(path: str, text: str) -> list[dict[str, object]]:
+def data_records(path: str, text: str) -> list[dict[str, object]]:
     """The records of a CSV, TSV, JSON list of objects or JSON Lines file ([] for anything else)."""
     name = path.lower()
     if name.endswith((".csv", ".tsv")):
@@ -294,7 +294,7 @@ def _records(path: str, text: str) -> list[dict[str, object]]:
     return data
 
 
-def _is_number(value: str) -> bool:
+def is_number(value: str) -> bool:
     try:
         float(value)
     except ValueError:
