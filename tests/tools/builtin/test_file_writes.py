@@ -12,6 +12,7 @@ import pytest
 from helpers.file_cases import call
 from pymanus.sandbox import PathJail
 from pymanus.tools import Tool, ToolContext
+from pymanus.tools.builtin.file_formats import close_table_gaps
 
 
 async def test_a_written_file_that_does_not_parse_gets_a_warning(tools: dict[str, Tool], jail: PathJail) -> None:
@@ -50,6 +51,41 @@ async def test_a_change_that_breaks_a_module_that_parsed_is_refused(tools: dict[
     assert overwritten.is_error and "textutils.py is unchanged: with this change it would not be" in overwritten.text
     assert (jail.root / "textutils.py").read_text() == original
     assert not (await call(tools["edit_file"], path="textutils.py", old_text="", new_text="X = 1\n")).is_error
+
+
+GAPPED_TABLE = "| file | lines |\n|---|---|\n\n| alpha.txt | 3 |\n\n| beta.txt | 5 |\n\n| Total | 8 |\n"
+"""``'\\n'.join(rows)`` of rows that each end in a line break (word_counts, runs 100-103)."""
+
+
+@pytest.mark.parametrize(
+    ("text", "closed"),
+    [
+        (GAPPED_TABLE, "| file | lines |\n|---|---|\n| alpha.txt | 3 |\n| beta.txt | 5 |\n| Total | 8 |\n"),
+        (
+            "# Counts\n\n| a | b |\n|---|---|\n\n\n| 1 | 2 |\n\nDone.\n",
+            "# Counts\n\n| a | b |\n|---|---|\n| 1 | 2 |\n\nDone.\n",
+        ),
+        ("| a | b |\n|---|---|\n| 1 | 2 |\n\n| c | d |\n|---|---|\n| 3 | 4 |\n", None),  # two tables
+        ("| a | b |\n|---|---|\n| 1 | 2 |\n\nText after it.\n", None),
+        ("| a | b |\n|---|---|\n| 1 | 2 |\n\n| x | y | z |\n", None),  # another number of cells
+        ("Not a table.\n\n| 1 | 2 |\n", None),
+        ("| a | b |\n\n|---|---|\n\n| 1 | 2 |\n", "| a | b |\n|---|---|\n| 1 | 2 |\n"),  # every row ended in \n
+        ("| a | b | c |\n\n|---|---|\n| 1 | 2 |\n", None),  # a rule of other cells: no header of it
+    ],
+)
+def test_only_gaps_between_rows_of_one_table_are_closed(text: str, closed: str | None) -> None:
+    assert close_table_gaps(text) == closed
+
+
+async def test_a_table_written_with_empty_lines_between_its_rows_is_written_whole(
+    tools: dict[str, Tool], jail: PathJail
+) -> None:
+    result = await call(tools["write_file"], path="counts.md", content=GAPPED_TABLE)
+    assert (jail.root / "counts.md").read_text() == close_table_gaps(GAPPED_TABLE)
+    assert "Note: the empty lines between its table rows were removed" in result.text
+    assert "Warning" not in result.text
+    notes = await call(tools["write_file"], path="notes.txt", content=GAPPED_TABLE)  # Markdown files only
+    assert "empty lines" not in notes.text and (jail.root / "notes.txt").read_text() == GAPPED_TABLE
 
 
 async def test_a_table_written_as_one_line_of_escapes_gets_its_line_breaks(
@@ -241,17 +277,17 @@ async def test_a_module_with_escaped_line_breaks_between_statements_is_written_w
     assert (jail.root / "ab.py").read_text() == kept
 
 
-async def test_a_markdown_table_cut_by_empty_lines_gets_a_warning(tools: dict[str, Tool], jail: PathJail) -> None:
-    # '\n'.join(rows) of rows that each end in '\n': an empty line between every two rows.
-    content = "| region | total |\n|---|---|\n\n| East | 4865.83 |\n\n| North | 4329.53 |\n"
+async def test_a_markdown_table_cut_by_an_empty_line_it_cannot_close_gets_a_warning(
+    tools: dict[str, Tool], jail: PathJail
+) -> None:
+    # The row after the empty line has a cell more than the header: it may not belong to the table.
+    content = "| region | total |\n|---|---|\n| East | 4865.83 |\n\n| North | 4329.53 | x |\n"
     result = await call(tools["write_file"], path="report.md", content=content)
+    assert (jail.root / "report.md").read_text() == content
     assert (
-        "Warning: report.md is not valid Markdown (the table at line 1 is cut by the empty line 3, and a table "
+        "Warning: report.md is not valid Markdown (the table at line 1 is cut by the empty line 4, and a table "
         "ends at an empty line: write its rows one after another with no empty line between them"
     ) in result.text
-    later = "| region | total |\n|---|---|\n| East | 4865.83 |\n\n| North | 4329.53 |\n"
-    result = await call(tools["write_file"], path="report.md", content=later)
-    assert "cut by the empty line 4" in result.text
     for fine in (
         "| a | b |\n|---|---|\n| 1 | 2 |\n\n| x | y |\n|---|---|\n| 3 | 4 |\n",  # two tables
         "| a | b |\n|---|---|\n| 1 | 2 |\n\nTotal: 3 | of 4\n\nText after the table.\n",

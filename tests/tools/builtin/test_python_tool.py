@@ -473,3 +473,34 @@ async def test_the_run_state_records_when_code_first_ran_and_what_it_printed(onc
     await once.run(once.validate({"code": "print('again')"}), context)
     assert context.state[CODE_RAN] == first
     assert "42" in context.state[CODE_OUTPUT] and "again" in context.state[CODE_OUTPUT]
+
+
+# -- what the code wrote ----------------------------------------------------------------
+GAPPED_ROWS = (
+    "rows = ['| file | lines |\\n', '|---|---|\\n', '| alpha.txt | 3 |\\n', '| beta.txt | 5 |\\n']\n"
+    "open('{name}', 'w').write('\\n'.join(rows))"
+)
+
+
+async def test_empty_lines_code_left_between_table_rows_are_removed(once: Tool, sandbox: Sandbox) -> None:
+    # word_counts: '\n'.join of rows that end in '\n' cut counts.md's table after its header.
+    result = await call(once, GAPPED_ROWS.format(name="counts.md"))
+    table = "| file | lines |\n|---|---|\n| alpha.txt | 3 |\n| beta.txt | 5 |\n"
+    assert (sandbox.workspace / "counts.md").read_text() == table
+    assert result.text.endswith(
+        f"counts.md:\n```\n{table}```\n\nNote: the empty lines between the table rows of counts.md were removed "
+        "(a table ends at one)."
+    )
+    assert "Warning" not in result.text
+    plain = await call(once, GAPPED_ROWS.format(name="counts.txt"))  # Markdown files only
+    assert "empty lines" not in plain.text and "\n\n| alpha.txt" in (sandbox.workspace / "counts.txt").read_text()
+
+
+async def test_a_markdown_link_out_of_the_workspace_is_not_mended(once: Tool, sandbox: Sandbox, tmp_path: Path) -> None:
+    outside = tmp_path / "outside.md"
+    gapped = "| a | b |\n|---|---|\n\n| 1 | 2 |\n"
+    outside.write_text(gapped)
+    code = f"import os\nos.symlink({str(outside)!r}, 'report.md')\nopen('notes.md', 'w').write('x')"
+    result = await call(once, code)
+    assert outside.read_text() == gapped
+    assert "were removed" not in result.text

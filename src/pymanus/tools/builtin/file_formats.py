@@ -504,6 +504,42 @@ def markdown_table(text: str) -> tuple[list[str], list[list[str]]] | None:
     return None
 
 
+def close_table_gaps(text: str) -> str | None:
+    """``text`` without the empty lines that cut its Markdown tables between two rows (None: none do).
+
+    ``'\\n'.join(rows)`` of rows that already end in a line break leaves an empty line between every
+    two rows; a table ends at the first, so the rows after it are no table: word_counts' counts.md
+    came out as a header alone over and over. A gap under the header row is closed when the ``|---|``
+    line after it has the header's number of cells; a gap under the ``|---|`` line or a row, when the
+    line after it is a row with that number of cells and is not the header of another table.
+    """
+    lines = text.split("\n")
+    kept: list[str] = []
+    cells = 0  # the number of cells of the table being read; 0 outside tables
+    changed = False
+    for number, line in enumerate(lines):
+        if TABLE_RULE.match(line) and "|" in line:
+            header = len(kept)
+            while header and not kept[header - 1].strip():
+                header -= 1
+            if header and "|" in kept[header - 1] and len(table_cells(kept[header - 1])) == len(table_cells(line)):
+                changed = changed or header < len(kept)
+                del kept[header:]  # the header's own line break ended in another one
+                cells = len(table_cells(line))
+        elif cells and not line.strip():
+            after = next((n for n in range(number + 1, len(lines)) if lines[n].strip()), None)
+            row = lines[after] if after is not None else ""
+            later = lines[after + 1] if after is not None and after + 1 < len(lines) else ""
+            if row.lstrip().startswith("|") and len(table_cells(row)) == cells and not TABLE_RULE.match(later):
+                changed = True
+                continue
+            cells = 0
+        elif "|" not in line:
+            cells = 0
+        kept.append(line)
+    return "\n".join(kept) if changed else None
+
+
 def _blank_inside_table(lines: list[str], rule: int) -> int | None:
     """The number of the first empty line between rows of the table whose ``|---|`` is line ``rule``.
 

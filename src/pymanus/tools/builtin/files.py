@@ -27,6 +27,7 @@ from pymanus.tools.builtin.file_formats import (
     ESCAPED_LINES_NOTE,
     LITERAL_AS_JSON_NOTE,
     broken_python,
+    close_table_gaps,
     dropped_definitions,
     dropped_imports_note,
     dropped_note,
@@ -324,6 +325,8 @@ def file_tools(
                 or package_import_refusal(jail.relative(real), content, context)
             ):
                 raise ToolError(refusal)
+        gapless = close_table_gaps(content) if real.suffix.lower() == ".md" else None
+        content = gapless or content
         data = content.encode("utf-8")
         real = save(path, data)
         if not existed or before is not None:
@@ -339,6 +342,8 @@ def file_tools(
             report += f"\n{LITERAL_AS_JSON_NOTE}"
         if unescaped:
             report += f"\n{ESCAPED_LINES_NOTE}"
+        if gapless:
+            report += "\nNote: the empty lines between its table rows were removed (a table ends at one)."
         if dropped_imports:
             report += f"\nNote: {dropped_imports_note(jail.relative(real), dropped_imports)}."
         if not existed and (hidden := undiscoverable_test(jail.relative(real), content)):

@@ -44,6 +44,7 @@ from pymanus.tools.builtin.code_lint import (
     session_definitions,
 )
 from pymanus.tools.builtin.code_repair import repair
+from pymanus.tools.builtin.file_formats import close_table_gaps
 from pymanus.tools.builtin.keyword_aliases import rename_keywords
 from pymanus.tools.builtin.listing_lint import missing_walk_folder, shallow_listing
 from pymanus.tools.builtin.path_repair import windows_paths
@@ -71,6 +72,8 @@ Code that wrote its result and then failed (a ``print`` of the wrong type) still
 CODE_OUTPUT = "python.output"
 """``ToolContext.state`` key: what the run's code printed, the latest :data:`CODE_OUTPUT_CHARS` characters."""
 CODE_OUTPUT_CHARS = 100_000
+MAX_MENDED_BYTES = 1_000_000
+"""Markdown files larger than this are left as the code wrote them (a report, not a data dump, is mended)."""
 CODE_SOURCES = "python.code"
 """``ToolContext.state`` key: the code of the blocks that ran without error, the latest :data:`CODE_OUTPUT_CHARS`
 characters (what a completion check asks of the run's computation: did it leave out the rows the task leaves out)."""
@@ -187,6 +190,9 @@ class PythonRunner:
                 break
             results.append(await self._run_command(command))
         after = await self._scan()
+        mended = await asyncio.to_thread(self._close_table_gaps, changed_files(before, after))
+        if mended:
+            after = await self._scan()
         if after is not None:
             wrote = ctx.state.setdefault(CODE_WROTE, {})
             wrote.update({path: after[path] for path in changed_files(before, after)})
@@ -199,8 +205,11 @@ class PythonRunner:
             show_budget=min(WRITTEN_SHOWN_CHARS, self.tool_budget // 4),
             shown_already=text,  # what the code printed (small models do not check files on their own)
         )
+        gaps = ", ".join(mended)
+        if gaps:
+            gaps = f"Note: the empty lines between the table rows of {gaps} were removed (a table ends at one)."
         result = ToolResult(
-            content="\n\n".join(filter(None, [text, written])), is_error=any(r.is_error for r in results)
+            content="\n\n".join(filter(None, [text, written, gaps])), is_error=any(r.is_error for r in results)
         )
         ran = repair(body)[0]  # the code as it ran: chained blocks unfolded
         workspace = self.sandbox.workspace
@@ -341,6 +350,27 @@ class PythonRunner:
         elif not result.stdout.strip() and not result.stderr.strip():
             parts.append("(it printed nothing)")
         return ToolResult(content="\n\n".join(parts), is_error=not result.ok)
+
+    def _close_table_gaps(self, changed: list[str]) -> list[str]:
+        """Close the gaps the code left between the rows of the Markdown tables it wrote; the files mended."""
+        jail = PathJail(self.sandbox.workspace)
+        mended = []
+        for name in changed:
+            if not name.lower().endswith(".md"):
+                continue
+            try:
+                reader, _ = jail.open_read(name)
+                with reader:
+                    data = reader.read(MAX_MENDED_BYTES + 1)
+                if len(data) > MAX_MENDED_BYTES or (closed := close_table_gaps(data.decode("utf-8"))) is None:
+                    continue
+                writer, _, _ = jail.open_write(name)
+                with writer:
+                    writer.write(closed.encode("utf-8"))
+            except (OSError, UnicodeDecodeError, PathEscapeError):
+                continue  # a link out of the workspace, or not text: left as the code wrote it
+            mended.append(name)
+        return mended
 
     async def _scan(self) -> Snapshot | None:
         return await asyncio.to_thread(scan, self.sandbox.workspace)
