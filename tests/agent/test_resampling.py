@@ -243,3 +243,22 @@ def test_a_failure_answer_in_the_models_own_words_is_not_a_parrot() -> None:
     assert not parrots_sent_back(history, Message.assistant(tool_calls=[own]))
     assert parrots_sent_back(history, Message.assistant(tool_calls=[quoted]))
     assert not parrots_sent_back(history[:1], Message.assistant(tool_calls=[quoted]))  # nothing sent back yet
+
+
+def test_giving_up_with_the_words_of_the_last_tool_result_is_a_parrot() -> None:
+    # sales_report run 104: status "failure" with the warning report.md had just got, word for word.
+    warning = (
+        "Warning: report.md is not valid Markdown (the table at line 2 has a second header at line 4: a table has "
+        "one header row, then its data rows). Fix it before using the file."
+    )
+    history = [
+        Message.user("task"),
+        Message.assistant(tool_calls=[call("add", a=1, b=1)]),
+        Message.tool("c1", "add", f"wrote 320 characters to report.md\n\n{warning}"),
+    ]
+    gave_up = call("terminate", status="failure", message=f"The table is wrong. {warning[9:120]}")
+    quoting = call("terminate", status="success", message=f"Done; the tool said: {warning[9:120]}")
+    own = call("terminate", status="failure", message="report.md cannot be written: the disk is full.")
+    assert parrots_sent_back(history, Message.assistant(tool_calls=[gave_up]))
+    assert not parrots_sent_back(history, Message.assistant(tool_calls=[quoting]))  # a success may quote results
+    assert not parrots_sent_back(history, Message.assistant(tool_calls=[own]))

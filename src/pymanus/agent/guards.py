@@ -49,28 +49,40 @@ def repeated_step(messages: Sequence[Message], message: Message) -> Literal["pre
 
 
 PARROTED_CHARS = 60
-"""Characters of the last sent-back note an answer must copy verbatim to count as repeating it: a
-real reason the task cannot be done names its cause in the model's own words."""
+"""Characters of a note an answer must copy verbatim to count as repeating it: a real reason the
+task cannot be done names its cause in the model's own words."""
 
 
 def parrots_sent_back(messages: Sequence[Message], message: Message) -> bool:
-    """Whether ``message`` calls ``terminate`` with an answer that copies the note the last answer
-    was sent back with. word_counts ended that way in four runs out of five: the 1.5B answered
-    status "failure" with the list of fixes it had just been given, word for word, and made none."""
-    note = next((m.text for m in reversed(messages) if m.role == "tool" and m.name == "terminate"), "")
-    if not note:
-        return False
+    """Whether ``message`` calls ``terminate`` with an answer that copies what it was last told to fix:
+    the note the last answer was sent back with, or, for status "failure", the last tool result.
+
+    word_counts ended that way in four runs out of five: the 1.5B answered status "failure" with the
+    list of fixes it had just been given, word for word, and made none. sales_report run 104 gave up
+    twice with the warning its report.md had just got, then with the note on its SyntaxError. A
+    "success" answer may quote a result rightly (the line of a file it was asked for), so only the
+    sent-back note counts against it.
+    """
+    sent_back = next((m.text for m in reversed(messages) if m.role == "tool" and m.name == "terminate"), "")
+    last_result = next((m.text for m in reversed(messages) if m.role == "tool"), "")
     for call in message.tool_calls:
         if call.name != "terminate":
             continue
         try:
-            answer = str(json.loads(call.arguments).get("message", ""))
+            arguments = json.loads(call.arguments)
+            answer, status = str(arguments.get("message", "")), arguments.get("status")
         except (json.JSONDecodeError, AttributeError):
             continue
-        matcher = difflib.SequenceMatcher(None, answer, note, autojunk=False)
-        if matcher.find_longest_match(0, len(answer), 0, len(note)).size >= PARROTED_CHARS:
+        if any(_copies(answer, note) for note in (sent_back, last_result if status == "failure" else "")):
             return True
     return False
+
+
+def _copies(answer: str, note: str) -> bool:
+    if not answer or not note:
+        return False
+    matcher = difflib.SequenceMatcher(None, answer, note, autojunk=False)
+    return matcher.find_longest_match(0, len(answer), 0, len(note)).size >= PARROTED_CHARS
 
 
 def _calls(message: Message) -> list[str]:

@@ -37,8 +37,9 @@ class RunLimits:
     out), so the prompt cache holds. A response repeating the step before final answers that
     were sent back is sampled again too, with :data:`~pymanus.agent.notes.SENT_BACK_REPEAT_NOTE` and every tool: the
     answer's note may ask for the same tool with other arguments (merge_csv's "run: ..."). So is a
-    ``terminate`` that copies the note the last answer was sent back with
-    (:func:`~pymanus.agent.guards.parrots_sent_back`), with ``terminate`` withheld."""
+    ``terminate`` that copies the note the last answer was sent back with, or gives up (status
+    "failure") with the words of the last tool result (:func:`~pymanus.agent.guards.parrots_sent_back`),
+    with ``terminate`` withheld."""
     attempts: int = 1
     """Attempts a run may make. When one fails early (an end reason in :data:`~pymanus.agent.attempts.RESTARTABLE`, with
     :data:`~pymanus.agent.attempts.MIN_ATTEMPT_STEPS` steps left), the workspace is put back as the run found it (see

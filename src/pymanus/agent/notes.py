@@ -33,9 +33,8 @@ WITHHELD_NOTE = (
 )
 
 PARROT_NOTE = (
-    "Your answer repeats the note your last answer was sent back with. That note is the list of what is "
-    "left to fix, not a reason the task cannot be done. Make its first fix now with a tool call; "
-    "`terminate` cannot be called this time."
+    "Your answer repeats the note you were just given. That note says what is left to fix, not a reason "
+    "the task cannot be done. Make its first fix now with a tool call; `terminate` cannot be called this time."
 )
 
 NOT_FINISHED = "The task is not finished yet: "
