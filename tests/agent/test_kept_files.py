@@ -305,3 +305,32 @@ async def test_an_overwrite_that_loses_functions_the_task_does_not_name_is_merge
     unbriefed = await call_tool(write, path="textutils.py", content=named)  # no task: only a note
     assert not unbriefed.is_error and "Note: textutils.py no longer defines title_case" in unbriefed.text
     assert module.read_text() == named
+
+
+STATS = (
+    "def mean(values):\n    return sum(values) / len(values)\n\n\n"
+    "def median(values):\n    ordered = sorted(values)\n    middle = len(ordered) // 2\n"
+    "    return (ordered[middle] + ordered[middle + 1]) / 2\n"
+)
+
+
+async def test_a_line_of_a_function_sent_as_the_whole_module_is_refused(tmp_path: Path) -> None:
+    """fix_failing_test run 104: the 1.5B sent `median = len(ordered) // 2 - 1` alone as stats.py; merged
+    after its last line, it made every import of stats fail with NameError."""
+    module = tmp_path / "stats.py"
+    module.write_text(STATS)
+    context = ToolContext(run_id="r", workspace=tmp_path)
+    progress.task_message("Find the bug in stats.py and fix it. Don't change the tests.", context)
+    [write] = [tool for tool in file_tools(PathJail(tmp_path)) if tool.name == "write_file"]
+    refused = await call_tool(write, context, path="stats.py", content="median = len(ordered) // 2 - 1")
+    assert refused.is_error and refused.text == (
+        "stats.py was not changed: the line 'median = len(ordered) // 2 - 1' would run at the top of the module, "
+        "where `ordered` is not defined (a function's own names exist only inside it), so every import of it "
+        "would fail with NameError. To change a line inside a function, use edit_file with that line as it is "
+        "now as old_text: the closest line is 'middle = len(ordered) // 2'."
+    )
+    assert module.read_text() == STATS
+    # Top-level code that uses only what the module binds (or binds itself) is merged as before.
+    extra = "import re\nWORD = re.compile('w')\nSIZES = [len(v) for v in ('a', 'bb')]\nTOTAL = mean(SIZES)\n"
+    merged = await call_tool(write, context, path="stats.py", content=extra)
+    assert not merged.is_error and module.read_text().endswith("TOTAL = mean(SIZES)\n")

@@ -54,7 +54,7 @@ from pymanus.tools.builtin.file_search import (
 )
 from pymanus.tools.builtin.file_views import numbered_lines, preview_lines, snippet
 from pymanus.tools.builtin.found_files import guessed_listing
-from pymanus.tools.builtin.module_merge import merged_module, redefinition
+from pymanus.tools.builtin.module_merge import merged_module, misplaced_line, redefinition
 from pymanus.tools.builtin.python import CODE_OUTPUT
 from pymanus.tools.builtin.text_edits import (
     insert_lines,
@@ -314,6 +314,8 @@ def file_tools(
             if before and (words := context.state.get(TASK_WORDS)) is not None:
                 kept = [name for name in dropped_definitions(before, content) if name not in words]
                 if kept:
+                    if misplaced := misplaced_line(previous, content):
+                        raise ToolError(f"{jail.relative(real)} was not changed: {misplaced}.")
                     merged = merged_module(previous, content)
                     if merged is None:
                         raise ToolError(lost_definitions_refusal(jail.relative(real), kept))

@@ -8,6 +8,8 @@ again. The rewrite says what the model means to add or change; the module says w
 from __future__ import annotations
 
 import ast
+import builtins
+import difflib
 
 _DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 _IMPORTS = (ast.Import, ast.ImportFrom)
@@ -60,6 +62,71 @@ def merged_module(before: str, after: str) -> str | None:
     except (SyntaxError, ValueError):
         return None
     return merged
+
+
+def misplaced_line(before: str, after: str) -> str | None:
+    """Why ``after``, merged into the module ``before``, would break its imports, or None.
+
+    The statements of ``after`` that are neither definitions nor imports run at the top of the
+    merged module. When they use a name the module binds nowhere at its top level (a local
+    variable of one of its functions), the import fails with NameError: asked to fix one line of
+    ``median``, the 1.5B sent ``median = len(ordered) // 2 - 1`` alone as stats.py, and every
+    import of stats failed after.
+    """
+    try:
+        old, new = ast.parse(before), ast.parse(after)
+    except (SyntaxError, ValueError):
+        return None
+    bound = set(dir(builtins)) | {"__name__", "__file__", "__doc__"} | _top_level_names(old) | _top_level_names(new)
+    for node in new.body:
+        if isinstance(node, (*_DEFINITIONS, *_IMPORTS)):
+            continue
+        unbound = sorted({name for name in _loaded_names(node) if name not in bound})
+        if unbound:
+            line = ast.get_source_segment(after, node) or ""
+            shown = ", ".join(f"`{name}`" for name in unbound)
+            close = difflib.get_close_matches(line.strip(), [text.strip() for text in before.splitlines()], n=1)
+            where = f": the closest line is {close[0]!r}" if close else ""
+            return (
+                f"the line {line.splitlines()[0]!r} would run at the top of the module, where {shown} is not "
+                f"defined (a function's own names exist only inside it), so every import of it would fail with "
+                f"NameError. To change a "
+                f"line inside a function, use edit_file with that line as it is now as old_text{where}"
+            )
+    return None
+
+
+def _top_level_names(module: ast.Module) -> set[str]:
+    """The names a module binds at its top level (not inside its functions, classes or comprehensions)."""
+    names: set[str] = set()
+    for node in module.body:
+        if isinstance(node, _DEFINITIONS):
+            names.add(node.name)
+        elif isinstance(node, _IMPORTS):
+            names.update((alias.asname or alias.name).split(".")[0] for alias in node.names)
+        else:
+            names.update(child.id for child in _outer_nodes(node) if isinstance(child, ast.Name) and not _loads(child))
+    return names
+
+
+def _loaded_names(node: ast.stmt) -> set[str]:
+    return {child.id for child in _outer_nodes(node) if isinstance(child, ast.Name) and _loads(child)}
+
+
+def _loads(name: ast.Name) -> bool:
+    return isinstance(name.ctx, ast.Load)
+
+
+_SCOPES = (*_DEFINITIONS, ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
+
+
+def _outer_nodes(node: ast.AST) -> list[ast.AST]:
+    """``node`` and the nodes under it, but not those of the scopes it opens (lambdas, comprehensions)."""
+    found = [node]
+    for child in ast.iter_child_nodes(node):
+        if not isinstance(child, _SCOPES):
+            found.extend(_outer_nodes(child))
+    return found
 
 
 def redefinition(before: str, added: str) -> tuple[str, list[str], tuple[int, int]] | None:
