@@ -208,7 +208,7 @@ async def test_a_module_that_is_only_an_import_of_itself_is_told_to_define_the_n
     result = await call(tools["write_file"], path="weather/cli.py", content="from weather.cli import main, run\n")
     assert result.is_error and result.text.endswith(
         "weather/cli.py is unchanged. weather/cli.py is the module that must define `main`, `run`: write it with the "
-        "definition itself (def main(...): and its body), not an import."
+        "definition itself (def main(): with the parameters it takes, and its body), not an import."
     )
     assert not (jail.root / "weather" / "cli.py").exists()
 
@@ -409,7 +409,8 @@ async def test_a_module_that_imports_a_workspace_module_not_written_yet_names_it
     first = await call(tools["write_file"], path="weather/api.py", content="from .cli import main\n")
     assert not first.is_error and first.text.endswith(
         "\nNote: weather/api.py imports main from weather/cli.py, which does not exist yet: write "
-        "weather/cli.py next, with write_file and its whole content, defining main (def main(...): and its body)."
+        "weather/cli.py next, with write_file and its whole content, defining main (def main(): with the "
+        "parameters it takes, and its body)."
     )
     test = "import os.path\nfrom weather.cli import main\n\ndef test_main():\n    main()\n"
     written = await call(tools["write_file"], path="tests/test_main.py", content=test)
@@ -444,7 +445,7 @@ async def test_a_package_init_importing_a_module_not_written_yet_is_refused_once
     context = ToolContext(run_id="test")
     refused = await call(tools["write_file"], context, path="weather/__init__.py", content=content)
     names = "main from weather/cli.py" if "main" in content else "weather/cli.py"
-    defining = ", defining main (def main(...): and its body)" if "main" in content else ""
+    defining = ", defining main (def main(): with the parameters it takes, and its body)" if "main" in content else ""
     assert refused.is_error and refused.text == (
         f"weather/__init__.py was not written: it imports {names}, which does not exist yet, and every import of "
         "the package runs weather/__init__.py first, so all of them would fail. Write weather/cli.py first, with "

@@ -361,8 +361,8 @@ async def test_a_function_imported_from_the_package_is_found_or_defined_where_it
     assert result.is_error and result.text.endswith(
         "The package weather has no `main`: weather/__init__.py does not define it, and no module of the package "
         "does. weather/cli.py imports `main` from its own package: if weather/cli.py should have `main`, define "
-        "it there instead (def main(...): with its body), and remove that import; write_file weather/cli.py with "
-        "its whole content."
+        "it there instead (def main(): with the parameters it takes, and its body), and remove that import; "
+        "write_file weather/cli.py with its whole content."
     )
     (package / "cli.py").write_text("def main():\n    print('Weather CLI ready')\n")
     assert (await call(runner.tool, "from weather.cli import main\nmain()")).text == "Weather CLI ready"

@@ -198,8 +198,14 @@ def _imported(module: str, names: list[str]) -> str:
     return f"{', '.join(names)} from {module}" if names else module
 
 
+def definition_of(name: str) -> str:
+    """How a note asks for the definition of the function ``name``."""
+    # Not "def main(...):": the 1.5B copied the dots into weather/cli.py, which then did not parse.
+    return f"def {name}(): with the parameters it takes, and its body"
+
+
 def _defining(names: list[str]) -> str:
-    defining = f", defining {', '.join(names)} (def {names[0]}(...): and its body)" if names else ""
+    defining = f", defining {', '.join(names)} ({definition_of(names[0])})" if names else ""
     return f", with write_file and its whole content{defining}"
 
 
@@ -367,7 +373,7 @@ def refused_python(name: str, text: str) -> str | None:
         names = ", ".join(f"`{item}`" for item in imported)
         return (
             f"Not written: {problem}. {name} is unchanged. {name} is the module that must define {names}: write "
-            f"it with the definition itself (def {imported[0]}(...): and its body), not an import."
+            f"it with the definition itself ({definition_of(imported[0])}), not an import."
         )
     return f"Not written: {problem}. {name} is unchanged; write it again without that line."
 

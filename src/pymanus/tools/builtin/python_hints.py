@@ -17,7 +17,7 @@ import ast
 import re
 from pathlib import Path, PurePosixPath
 
-from pymanus.tools.builtin.file_formats import self_import
+from pymanus.tools.builtin.file_formats import definition_of, self_import
 from pymanus.tools.builtin.workspace_scan import defining_module, scan
 
 TEXT_READ_NOTE = (
@@ -123,7 +123,7 @@ def _missing_submodule(workspace: Path, package: PurePosixPath, missing: str, er
     if importer and importer != str(init) and PurePosixPath(importer).parent == package:
         return (
             f"{lacks}, and no module of the package does. {importer} imports `{missing}` from its own package: "
-            f"if {importer} should have `{missing}`, define it there instead (def {missing}(...): with its body), "
+            f"if {importer} should have `{missing}`, define it there instead ({definition_of(missing)}), "
             f"and remove that import; write_file {importer} with its whole content."
         )
     return (
