@@ -12,7 +12,7 @@ import pytest
 from helpers.file_cases import call
 from pymanus.sandbox import PathJail
 from pymanus.tools import Tool, ToolContext
-from pymanus.tools.builtin.file_formats import close_table_gaps
+from pymanus.tools.builtin.file_formats import close_table_gaps, mend_tables
 
 
 async def test_a_written_file_that_does_not_parse_gets_a_warning(tools: dict[str, Tool], jail: PathJail) -> None:
@@ -77,12 +77,39 @@ def test_only_gaps_between_rows_of_one_table_are_closed(text: str, closed: str |
     assert close_table_gaps(text) == closed
 
 
+TO_MARKDOWN = "| region   |   total |\n|:---------|--------:|\n| East     |    4.5 |\n| North    |      3 |"
+
+
+@pytest.mark.parametrize(
+    "written",
+    [
+        f"## Totals\n| Region | Total |\n|---|---|\n{TO_MARKDOWN}\n\nDone.",
+        f"## Totals\n| Region | Total |\n|---|---|\n\n{TO_MARKDOWN}\n\nDone.",
+        f"## Totals\n| Region |\n|---|\n{TO_MARKDOWN}\n\nDone.",  # another number of cells: still no table
+    ],
+)
+def test_a_header_written_above_the_tables_own_is_dropped(written: str) -> None:
+    # sales_report runs 104 and 105: a header by hand, then DataFrame.to_markdown()'s table.
+    assert mend_tables(written) == (
+        f"## Totals\n{TO_MARKDOWN}\n\nDone.",
+        ["the header row written above the table's own header was removed"],
+    )
+
+
+def test_tables_that_need_no_mending_are_left_alone() -> None:
+    assert mend_tables(f"## Totals\n{TO_MARKDOWN}\n") is None
+    assert mend_tables(f"{TO_MARKDOWN}\n\nAnd by city:\n\n{TO_MARKDOWN}\n") is None  # two tables with rows
+
+
 async def test_a_table_written_with_empty_lines_between_its_rows_is_written_whole(
     tools: dict[str, Tool], jail: PathJail
 ) -> None:
     result = await call(tools["write_file"], path="counts.md", content=GAPPED_TABLE)
     assert (jail.root / "counts.md").read_text() == close_table_gaps(GAPPED_TABLE)
-    assert "Note: the empty lines between its table rows were removed" in result.text
+    assert result.text.endswith(
+        "Note: the empty lines between its table rows were removed (a table has one header row and ends at an "
+        "empty line)."
+    )
     assert "Warning" not in result.text
     notes = await call(tools["write_file"], path="notes.txt", content=GAPPED_TABLE)  # Markdown files only
     assert "empty lines" not in notes.text and (jail.root / "notes.txt").read_text() == GAPPED_TABLE

@@ -488,8 +488,8 @@ async def test_empty_lines_code_left_between_table_rows_are_removed(once: Tool, 
     table = "| file | lines |\n|---|---|\n| alpha.txt | 3 |\n| beta.txt | 5 |\n"
     assert (sandbox.workspace / "counts.md").read_text() == table
     assert result.text.endswith(
-        f"counts.md:\n```\n{table}```\n\nNote: the empty lines between the table rows of counts.md were removed "
-        "(a table ends at one)."
+        f"counts.md:\n```\n{table}```\n\nNote: in counts.md, the empty lines between its table rows were removed "
+        "(a table has one header row and ends at an empty line)."
     )
     assert "Warning" not in result.text
     plain = await call(once, GAPPED_ROWS.format(name="counts.txt"))  # Markdown files only
@@ -503,4 +503,14 @@ async def test_a_markdown_link_out_of_the_workspace_is_not_mended(once: Tool, sa
     code = f"import os\nos.symlink({str(outside)!r}, 'report.md')\nopen('notes.md', 'w').write('x')"
     result = await call(once, code)
     assert outside.read_text() == gapped
-    assert "were removed" not in result.text
+    assert "was removed" not in result.text and "were removed" not in result.text
+
+
+async def test_a_header_code_wrote_above_to_markdowns_own_is_dropped(once: Tool, sandbox: Sandbox) -> None:
+    code = (
+        "rows = '| region | total |\\n|:---|---:|\\n| East | 4.5 |'\n"
+        "open('report.md', 'w').write('| Region | Total |\\n|---|---|\\n' + rows)"
+    )
+    result = await call(once, code)
+    assert (sandbox.workspace / "report.md").read_text() == "| region | total |\n|:---|---:|\n| East | 4.5 |"
+    assert "Note: in report.md, the header row written above the table's own header was removed" in result.text

@@ -510,6 +510,45 @@ def markdown_table(text: str) -> tuple[list[str], list[list[str]]] | None:
     return None
 
 
+def mend_tables(text: str) -> tuple[str, list[str]] | None:
+    """``text`` with its Markdown tables mended, and what was mended, in words (None: nothing was).
+
+    Two mistakes that leave a table a model computed unreadable, with one reading only: a header
+    written by hand above the one ``DataFrame.to_markdown()`` writes (sales_report, runs 104 and
+    105), and empty lines between rows (:func:`close_table_gaps`).
+    """
+    fixes = []
+    if (single := drop_hand_header(text)) is not None:
+        text = single
+        fixes.append("the header row written above the table's own header was removed")
+    if (closed := close_table_gaps(text)) is not None:
+        text = closed
+        fixes.append("the empty lines between its table rows were removed")
+    return (text, fixes) if fixes else None
+
+
+def drop_hand_header(text: str) -> str | None:
+    """``text`` without a table header and ``|---|`` line followed, after nothing but empty lines, by
+    another header and ``|---|`` line (None: it has none). A header with no rows is no table; the rows
+    below are the second header's (``to_markdown()`` with the index has a column more)."""
+    lines = text.split("\n")
+    changed = False
+    number = 0
+    while number + 1 < len(lines):
+        if "|" in lines[number] and _is_rule(lines[number + 1]):
+            after = next((n for n in range(number + 2, len(lines)) if lines[n].strip()), None)
+            if after is not None and after + 1 < len(lines) and "|" in lines[after] and _is_rule(lines[after + 1]):
+                del lines[number:after]
+                changed = True
+                continue
+        number += 1
+    return "\n".join(lines) if changed else None
+
+
+def _is_rule(line: str) -> bool:
+    return bool(TABLE_RULE.match(line)) and "|" in line
+
+
 def close_table_gaps(text: str) -> str | None:
     """``text`` without the empty lines that cut its Markdown tables between two rows (None: none do).
 

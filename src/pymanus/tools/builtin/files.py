@@ -27,13 +27,13 @@ from pymanus.tools.builtin.file_formats import (
     ESCAPED_LINES_NOTE,
     LITERAL_AS_JSON_NOTE,
     broken_python,
-    close_table_gaps,
     dropped_definitions,
     dropped_imports_note,
     dropped_note,
     format_warning,
     kept_definitions_note,
     lost_definitions_refusal,
+    mend_tables,
     python_literal_as_json,
     redundant_self_imports,
     refused_python,
@@ -327,8 +327,8 @@ def file_tools(
                 or package_import_refusal(jail.relative(real), content, context)
             ):
                 raise ToolError(refusal)
-        gapless = close_table_gaps(content) if real.suffix.lower() == ".md" else None
-        content = gapless or content
+        mended = mend_tables(content) if real.suffix.lower() == ".md" else None
+        content = mended[0] if mended else content
         data = content.encode("utf-8")
         real = save(path, data)
         if not existed or before is not None:
@@ -344,8 +344,8 @@ def file_tools(
             report += f"\n{LITERAL_AS_JSON_NOTE}"
         if unescaped:
             report += f"\n{ESCAPED_LINES_NOTE}"
-        if gapless:
-            report += "\nNote: the empty lines between its table rows were removed (a table ends at one)."
+        if mended:
+            report += f"\nNote: {'; '.join(mended[1])} (a table has one header row and ends at an empty line)."
         if dropped_imports:
             report += f"\nNote: {dropped_imports_note(jail.relative(real), dropped_imports)}."
         if not existed and (hidden := undiscoverable_test(jail.relative(real), content)):

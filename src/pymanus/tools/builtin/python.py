@@ -44,7 +44,7 @@ from pymanus.tools.builtin.code_lint import (
     session_definitions,
 )
 from pymanus.tools.builtin.code_repair import repair
-from pymanus.tools.builtin.file_formats import close_table_gaps
+from pymanus.tools.builtin.file_formats import mend_tables
 from pymanus.tools.builtin.keyword_aliases import rename_keywords
 from pymanus.tools.builtin.listing_lint import missing_walk_folder, shallow_listing
 from pymanus.tools.builtin.path_repair import windows_paths
@@ -190,7 +190,7 @@ class PythonRunner:
                 break
             results.append(await self._run_command(command))
         after = await self._scan()
-        mended = await asyncio.to_thread(self._close_table_gaps, changed_files(before, after))
+        mended = await asyncio.to_thread(self._mend_tables, changed_files(before, after))
         if mended:
             after = await self._scan()
         if after is not None:
@@ -205,11 +205,12 @@ class PythonRunner:
             show_budget=min(WRITTEN_SHOWN_CHARS, self.tool_budget // 4),
             shown_already=text,  # what the code printed (small models do not check files on their own)
         )
-        gaps = ", ".join(mended)
-        if gaps:
-            gaps = f"Note: the empty lines between the table rows of {gaps} were removed (a table ends at one)."
+        tables = "\n".join(
+            f"Note: in {name}, {'; '.join(fixes)} (a table has one header row and ends at an empty line)."
+            for name, fixes in mended.items()
+        )
         result = ToolResult(
-            content="\n\n".join(filter(None, [text, written, gaps])), is_error=any(r.is_error for r in results)
+            content="\n\n".join(filter(None, [text, written, tables])), is_error=any(r.is_error for r in results)
         )
         ran = repair(body)[0]  # the code as it ran: chained blocks unfolded
         workspace = self.sandbox.workspace
@@ -351,10 +352,10 @@ class PythonRunner:
             parts.append("(it printed nothing)")
         return ToolResult(content="\n\n".join(parts), is_error=not result.ok)
 
-    def _close_table_gaps(self, changed: list[str]) -> list[str]:
-        """Close the gaps the code left between the rows of the Markdown tables it wrote; the files mended."""
+    def _mend_tables(self, changed: list[str]) -> dict[str, list[str]]:
+        """Mend the Markdown tables of the files the code wrote (:func:`mend_tables`): what was mended, by file."""
         jail = PathJail(self.sandbox.workspace)
-        mended = []
+        mended = {}
         for name in changed:
             if not name.lower().endswith(".md"):
                 continue
@@ -362,14 +363,14 @@ class PythonRunner:
                 reader, _ = jail.open_read(name)
                 with reader:
                     data = reader.read(MAX_MENDED_BYTES + 1)
-                if len(data) > MAX_MENDED_BYTES or (closed := close_table_gaps(data.decode("utf-8"))) is None:
+                if len(data) > MAX_MENDED_BYTES or (mending := mend_tables(data.decode("utf-8"))) is None:
                     continue
                 writer, _, _ = jail.open_write(name)
                 with writer:
-                    writer.write(closed.encode("utf-8"))
+                    writer.write(mending[0].encode("utf-8"))
             except (OSError, UnicodeDecodeError, PathEscapeError):
                 continue  # a link out of the workspace, or not text: left as the code wrote it
-            mended.append(name)
+            mended[name] = mending[1]
         return mended
 
     async def _scan(self) -> Snapshot | None:
