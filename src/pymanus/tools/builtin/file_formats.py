@@ -563,7 +563,7 @@ def close_table_gaps(text: str) -> str | None:
     cells = 0  # the number of cells of the table being read; 0 outside tables
     changed = False
     for number, line in enumerate(lines):
-        if TABLE_RULE.match(line) and "|" in line:
+        if _is_rule(line):
             header = len(kept)
             while header and not kept[header - 1].strip():
                 header -= 1
