@@ -11,6 +11,7 @@ from helpers.preset_cases import run_preset
 from pymanus import RunState
 from pymanus.agent import progress
 from pymanus.agent.manus import missing_outputs
+from pymanus.agent.task_scope import missing_sources
 from pymanus.models import ScriptedModel, call
 from pymanus.sandbox import PathJail
 from pymanus.tools.builtin.files import file_tools
@@ -334,3 +335,32 @@ async def test_a_line_of_a_function_sent_as_the_whole_module_is_refused(tmp_path
     extra = "import re\nWORD = re.compile('w')\nSIZES = [len(v) for v in ('a', 'bb')]\nTOTAL = mean(SIZES)\n"
     merged = await call_tool(write, context, path="stats.py", content=extra)
     assert not merged.is_error and module.read_text().endswith("TOTAL = mean(SIZES)\n")
+
+
+async def test_an_input_the_task_reads_that_is_missing_is_not_made_up(tmp_path: Path) -> None:
+    """The quick start's example on an empty workspace: the 1.5B wrote a sales.csv of its own, from the
+    system prompt's example rows, and reported totals of it."""
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    model = ScriptedModel(
+        [
+            call("write_file", path="sales.csv", content="region,amount\nNorth,12.50\n"),
+            call("terminate", status="failure", message="sales.csv is not in the workspace."),
+            call("terminate", status="failure", message="sales.csv is not in the workspace."),  # the 2nd attempt
+        ]
+    )
+    task = "Read sales.csv, compute the total amount per region, and write report.md with a table of them."
+    result = await run_preset(workspace, model, task)
+    briefing = next(m.text for m in result.messages if m.role == "user")
+    assert "Not in the workspace: sales.csv, which the task reads. Do not make up its content" in briefing
+    assert "- write_file: sales.csv was not changed: the task reads this file, and the workspace had no" in briefing
+    assert not (workspace / "sales.csv").exists()
+    assert [c.name for m in result.messages for c in m.tool_calls] == ["terminate"]  # the answer was not sent back
+    assert result.state is RunState.ERROR and result.output == "sales.csv is not in the workspace."
+
+
+def test_an_input_in_a_subfolder_or_an_output_is_not_missing() -> None:
+    task = "Read sales.csv and write the totals to report.md."
+    assert missing_sources(task, ["data/sales.csv"]) == []
+    assert missing_sources(task, []) == ["sales.csv"]
+    assert missing_sources("Write squares.py, run it, and save what it prints to squares.txt", []) == []

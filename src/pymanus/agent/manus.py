@@ -29,6 +29,7 @@ from pymanus.agent.project_checks import missing_tests, pyproject_problems
 from pymanus.agent.renames import rename_notes
 from pymanus.agent.table_checks import table_problems
 from pymanus.agent.task_checks import CheckResult, TaskChecks
+from pymanus.agent.task_scope import missing_sources
 from pymanus.config import Settings
 from pymanus.models.base import Model, ModelSettings
 from pymanus.sandbox.paths import PathJail
@@ -149,8 +150,10 @@ def missing_outputs(
     :func:`progress.uncomputed_outputs` and :func:`progress.unfounded_answer_numbers`).
     """
     workspace = Path(context.workspace)
-    problems = []
     snapshot = scan(workspace)  # once, for every bare name the task gives
+    if snapshot is not None and missing_sources(task, snapshot):
+        return None  # an input the task reads is missing: its outputs cannot be made, and a "failure" is the answer
+    problems = []
     for name in named_files(task):
         path = locate(workspace, name, snapshot)
         if path is None:

@@ -28,9 +28,11 @@ from pymanus.agent.saved_output import saved_output
 from pymanus.agent.task_checks import CheckResult
 from pymanus.agent.task_scope import (
     FILE_NAME,
+    MISSING_SOURCE,
     SOURCE_KEEPS_FILES,
     TASK_KEEPS_FILES,
     files_not_to_change,
+    missing_sources,
     scoped_folder,
     selects_files,
     source_files,
@@ -473,9 +475,17 @@ def task_message(
         if kept:
             context.state[_ORIGINALS] = _originals(workspace, {name: snapshot[name] for name in kept})
             context.state[KEPT_FILES] = kept
+    absent = missing_sources(task, snapshot) if snapshot is not None else []
+    if absent:  # the 1.5B wrote a sales.csv of its own, from the system prompt's example rows, and reported totals
+        context.state[KEPT_FILES] = {**context.state.get(KEPT_FILES, {}), **dict.fromkeys(absent, MISSING_SOURCE)}
     shown: list[str] = []
     heads: list[str] = []
     parts = [task, describe_workspace(workspace, shown=shown, heads=heads)]
+    if absent:
+        parts.append(
+            f"Not in the workspace: {', '.join(absent)}, which the task reads. Do not make up its content: if it "
+            'is not there under another name, call terminate with status "failure" and say so.'
+        )
     for key, paths in ((SHOWN_FILES, shown), (SHOWN_HEADS, heads)):
         context.state[key] = {path: snapshot[path] for path in paths if snapshot and path in snapshot}
     if withhold_briefed and snapshot is not None and set(snapshot) <= {*shown, *heads}:  # empty too

@@ -83,6 +83,26 @@ def source_files(task: str, existing: Collection[str]) -> list[str]:
     return [name for name, makes_another in sources.items() if makes_another or outputs]
 
 
+def missing_sources(task: str, existing: Collection[str]) -> list[str]:
+    """The files ``task`` names as sources to read ("Read sales.csv") that ``existing`` (workspace paths,
+    at any depth) lacks."""
+    targets = {name for match in _TARGET.finditer(task) for name in match.groups() if name}
+    names = [name for match in _SOURCE.finditer(task) for name in match.groups()[1:] if name and name not in targets]
+    return [
+        name
+        for name in dict.fromkeys(names)
+        if name not in existing and not any(path.endswith(f"/{name}") for path in existing)
+    ]
+
+
+MISSING_SOURCE = (
+    "the task reads this file, and the workspace had no such file when the run started: its content would "
+    "be made up. If it is not in the workspace under another name (list_dir), call terminate with status "
+    '"failure" and say that it is missing.'
+)
+"""Why the file tools refuse to create a file the task reads that was not there (a made-up input)."""
+
+
 # "Don't change the tests", "do not modify config.json", "without touching the test files".
 _NOT_TO_CHANGE = re.compile(
     r"\b(?:don't|do\s+not|never|without)\s+(?:change|changing|modify|modifying|edit|editing|touch|touching"
