@@ -22,7 +22,7 @@ from pathlib import Path
 from pymanus.agent.progress import FILE_NAME, input_files, locate, read_head, written_files
 from pymanus.agent.saved_output import saved_output
 from pymanus.agent.task_scope import scoped_folder
-from pymanus.tools.builtin.file_formats import markdown_table
+from pymanus.tools.builtin.markdown_tables import markdown_table
 from pymanus.tools.builtin.workspace_scan import empty_cells, is_file
 from pymanus.tools.tool import ToolContext
 

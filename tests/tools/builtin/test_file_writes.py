@@ -12,7 +12,7 @@ import pytest
 from helpers.file_cases import call
 from pymanus.sandbox import PathJail
 from pymanus.tools import Tool, ToolContext
-from pymanus.tools.builtin.file_formats import close_table_gaps, mend_tables
+from pymanus.tools.builtin.markdown_tables import close_table_gaps, mend_tables
 
 
 async def test_a_written_file_that_does_not_parse_gets_a_warning(tools: dict[str, Tool], jail: PathJail) -> None:

@@ -33,7 +33,6 @@ from pymanus.tools.builtin.file_formats import (
     format_warning,
     kept_definitions_note,
     lost_definitions_refusal,
-    mend_tables,
     python_literal_as_json,
     redundant_self_imports,
     refused_python,
@@ -54,6 +53,7 @@ from pymanus.tools.builtin.file_search import (
 )
 from pymanus.tools.builtin.file_views import numbered_lines, preview_lines, snippet
 from pymanus.tools.builtin.found_files import guessed_listing
+from pymanus.tools.builtin.markdown_tables import mend_tables
 from pymanus.tools.builtin.module_merge import merged_module, misplaced_line, redefinition
 from pymanus.tools.builtin.python import CODE_OUTPUT
 from pymanus.tools.builtin.text_edits import (

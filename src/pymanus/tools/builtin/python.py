@@ -44,9 +44,9 @@ from pymanus.tools.builtin.code_lint import (
     session_definitions,
 )
 from pymanus.tools.builtin.code_repair import repair
-from pymanus.tools.builtin.file_formats import mend_tables
 from pymanus.tools.builtin.keyword_aliases import rename_keywords
 from pymanus.tools.builtin.listing_lint import missing_walk_folder, shallow_listing
+from pymanus.tools.builtin.markdown_tables import mend_table_files
 from pymanus.tools.builtin.path_repair import windows_paths
 from pymanus.tools.builtin.python_commands import PythonCommand, split_commands
 from pymanus.tools.builtin.python_hints import (
@@ -72,8 +72,6 @@ Code that wrote its result and then failed (a ``print`` of the wrong type) still
 CODE_OUTPUT = "python.output"
 """``ToolContext.state`` key: what the run's code printed, the latest :data:`CODE_OUTPUT_CHARS` characters."""
 CODE_OUTPUT_CHARS = 100_000
-MAX_MENDED_BYTES = 1_000_000
-"""Markdown files larger than this are left as the code wrote them (a report, not a data dump, is mended)."""
 CODE_SOURCES = "python.code"
 """``ToolContext.state`` key: the code of the blocks that ran without error, the latest :data:`CODE_OUTPUT_CHARS`
 characters (what a completion check asks of the run's computation: did it leave out the rows the task leaves out)."""
@@ -190,7 +188,9 @@ class PythonRunner:
                 break
             results.append(await self._run_command(command))
         after = await self._scan()
-        mended = await asyncio.to_thread(self._mend_tables, changed_files(before, after))
+        mended = await asyncio.to_thread(
+            mend_table_files, PathJail(self.sandbox.workspace), changed_files(before, after)
+        )
         if mended:
             after = await self._scan()
         if after is not None:
@@ -351,27 +351,6 @@ class PythonRunner:
         elif not result.stdout.strip() and not result.stderr.strip():
             parts.append("(it printed nothing)")
         return ToolResult(content="\n\n".join(parts), is_error=not result.ok)
-
-    def _mend_tables(self, changed: list[str]) -> dict[str, list[str]]:
-        """Mend the Markdown tables of the files the code wrote (:func:`mend_tables`): what was mended, by file."""
-        jail = PathJail(self.sandbox.workspace)
-        mended = {}
-        for name in changed:
-            if not name.lower().endswith(".md"):
-                continue
-            try:
-                reader, _ = jail.open_read(name)
-                with reader:
-                    data = reader.read(MAX_MENDED_BYTES + 1)
-                if len(data) > MAX_MENDED_BYTES or (mending := mend_tables(data.decode("utf-8"))) is None:
-                    continue
-                writer, _, _ = jail.open_write(name)
-                with writer:
-                    writer.write(mending[0].encode("utf-8"))
-            except (OSError, UnicodeDecodeError, PathEscapeError):
-                continue  # a link out of the workspace, or not text: left as the code wrote it
-            mended[name] = mending[1]
-        return mended
 
     async def _scan(self) -> Snapshot | None:
         return await asyncio.to_thread(scan, self.sandbox.workspace)
