@@ -40,8 +40,7 @@ from pymanus.agent.task_scope import (
 from pymanus.sandbox.streams import fit
 from pymanus.tools.builtin.code_lint import code_mistakes, undiscoverable_test
 from pymanus.tools.builtin.file_formats import format_problem
-from pymanus.tools.builtin.file_views import NUMBERED_LINE
-from pymanus.tools.builtin.files import (
+from pymanus.tools.builtin.file_state import (
     FOUND_FILES,
     KEPT_FILES,
     PRINTED_FILES,
@@ -50,6 +49,7 @@ from pymanus.tools.builtin.files import (
     TASK_FOLDERS,
     TASK_WORDS,
 )
+from pymanus.tools.builtin.file_views import NUMBERED_LINE
 from pymanus.tools.builtin.python import CODE_WROTE
 from pymanus.tools.builtin.workspace_scan import Snapshot, changed_files, describe_workspace, file_stamp, scan
 from pymanus.tools.tool import ToolContext
@@ -271,7 +271,7 @@ def restore_changed_inputs(task: str, context: ToolContext) -> list[str]:
     its own edit, and told of it, "fixed" it by editing again. A question asks for no change,
     and a task that converts or reads named files (:func:`~pymanus.agent.task_scope.source_files`)
     asks for none in them: the file tools refuse to change those files
-    (:data:`~pymanus.tools.builtin.files.KEPT_FILES`, set by :func:`task_message`), and what
+    (:data:`~pymanus.tools.builtin.file_state.KEPT_FILES`, set by :func:`task_message`), and what
     code changed anyway goes back to its content when the run started, with a note.
     """
     originals: dict[str, bytes] = context.state.get(_ORIGINALS) or {}

@@ -51,6 +51,16 @@ from pymanus.tools.builtin.file_search import (
     text_uses,
     word_uses,
 )
+from pymanus.tools.builtin.file_state import (
+    FOUND_FILES,
+    KEPT_FILES,
+    PRINTED_FILES,
+    REFUSED_PACKAGES,
+    SHOWN_FILES,
+    SHOWN_HEADS,
+    TASK_FOLDERS,
+    TASK_WORDS,
+)
 from pymanus.tools.builtin.file_views import numbered_lines, preview_lines, snippet
 from pymanus.tools.builtin.found_files import guessed_listing
 from pymanus.tools.builtin.markdown_tables import mend_tables
@@ -74,39 +84,6 @@ from pymanus.tools.tool import Tool, ToolContext
 
 F = TypeVar("F", bound=Callable[..., Any])
 
-KEPT_FILES = "files.kept"
-"""``ToolContext.state`` key: ``{path: reason}``, workspace files (relative, ``/``-separated) that
-``write_file`` and ``edit_file`` refuse to change this run, and why (the Manus preset keeps the
-inputs of a task that only asks a question, and the tests of one that says not to change them)."""
-SHOWN_FILES = "files.shown"
-"""``ToolContext.state`` key: workspace files the run's first message showed whole, with their
-(modification time in ns, size) then; ``read_file`` of one still so says so instead of showing
-it again (reading what the first message shows was the 1.5B's first step in three tasks of ten,
-400 prompt tokens and 15 s for a 20-row CSV)."""
-SHOWN_HEADS = "files.shown_heads"
-"""``ToolContext.state`` key: data files whose first records the run's first message showed, with their
-stamps then; a ``preview`` or whole read of one still so says so, and points to python (the 1.5B previewed
-sales.csv after the briefing showed its head: 450 prompt tokens of rows its code then read anyway; it read
-scores.csv whole and typed a wrong top5.csv from the rows). A range of lines is read as usual."""
-TASK_FOLDERS = "files.task_folders"
-"""``ToolContext.state`` key: folders the task asks for (relative, ``/``-separated) that ``write_file``
-refuses to create as files (the 1.5B wrote a file named ``tests`` for "a tests folder")."""
-PRINTED_FILES = "files.printed"
-"""``ToolContext.state`` key: ``{file: script}``, files the task says keep what a script prints, which
-``write_file`` and ``edit_file`` refuse to write (the 1.5B typed squares.txt before it wrote squares.py,
-and its squares.py then printed something else)."""
-FOUND_FILES = "files.found"
-"""``ToolContext.state`` key: the folder (``""``: the whole workspace) of a task that picks files by what
-is in them; ``write_file`` and ``edit_file`` refuse a list of them the run's code did not print
-(:func:`~pymanus.tools.builtin.found_files.guessed_listing`)."""
-TASK_WORDS = "files.task_words"
-"""``ToolContext.state`` key: the words of the task; ``write_file`` merges an overwrite of a Python
-module that loses a function or class the task does not name into the module (the 1.5B rewrote
-textutils.py as its new slugify alone, though the task said to keep the existing functions)."""
-REFUSED_PACKAGES = "files.refused_packages"
-"""``ToolContext.state`` key: package ``__init__.py`` files whose import of a module not written yet was
-refused once this run; the next such write goes through with a note (the 1.5B wrote the same import
-again and again until the run ended)."""
 UNDO_DEPTH = 20
 
 
