@@ -13,7 +13,7 @@ from pymanus.agent import progress
 from pymanus.agent.exclusion_checks import unfiltered_exclusions
 from pymanus.agent.manus import missing_outputs
 from pymanus.models import ScriptedModel, call
-from pymanus.tools.builtin.python import CODE_SOURCES
+from pymanus.tools.builtin.python_state import CODE_SOURCES
 from pymanus.tools.tool import ToolContext
 
 TASK = (

@@ -21,7 +21,8 @@ from pymanus.config import Settings
 from pymanus.models import ScriptedModel, call
 from pymanus.sandbox import Sandbox
 from pymanus.tools.builtin.file_views import numbered_line
-from pymanus.tools.builtin.python import CODE_OUTPUT, CODE_RAN, PythonRunner
+from pymanus.tools.builtin.python import PythonRunner
+from pymanus.tools.builtin.python_state import CODE_OUTPUT, CODE_RAN
 from pymanus.tools.tool import ToolContext
 
 needs_bwrap = pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap is not installed")

@@ -16,7 +16,7 @@ import re
 from pathlib import Path
 
 from pymanus.agent.progress import input_files, read_head, written_files
-from pymanus.tools.builtin.python import CODE_SOURCES
+from pymanus.tools.builtin.python_state import CODE_SOURCES
 from pymanus.tools.builtin.workspace_scan import category_fields
 from pymanus.tools.tool import ToolContext
 

@@ -37,7 +37,8 @@ from pymanus.sandbox.process import Sandbox
 from pymanus.tools.builtin.files import file_tools
 from pymanus.tools.builtin.human import AskHuman, ask_human_tool
 from pymanus.tools.builtin.planning import planning_tool
-from pymanus.tools.builtin.python import CODE_OUTPUT, CODE_RAN, PythonRunner
+from pymanus.tools.builtin.python import PythonRunner
+from pymanus.tools.builtin.python_state import CODE_OUTPUT, CODE_RAN
 from pymanus.tools.builtin.search import SearchConfig, build_search_backends, web_search_tool
 from pymanus.tools.builtin.shell import shell_tool
 from pymanus.tools.builtin.web import WebPolicy, web_fetch_tool

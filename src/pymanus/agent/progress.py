@@ -50,7 +50,7 @@ from pymanus.tools.builtin.file_state import (
     TASK_WORDS,
 )
 from pymanus.tools.builtin.file_views import NUMBERED_LINE
-from pymanus.tools.builtin.python import CODE_WROTE
+from pymanus.tools.builtin.python_state import CODE_WROTE
 from pymanus.tools.builtin.workspace_scan import Snapshot, changed_files, describe_workspace, file_stamp, scan
 from pymanus.tools.tool import ToolContext
 
@@ -345,7 +345,7 @@ def uncomputed_outputs(task: str, context: ToolContext, *, code_since: float | N
     hand, before or after the code, is sent back while it holds numbers or workspace paths the
     code's output does not show: the model wrote its guess, computed the real values (or found
     nothing), and kept the guess. A file
-    as the run's code left it (:data:`~pymanus.tools.builtin.python.CODE_WROTE`) is computed,
+    as the run's code left it (:data:`~pymanus.tools.builtin.python_state.CODE_WROTE`) is computed,
     even when that code failed later (a ``print`` of the wrong type after the file was written).
     """
     start = context.state.get(_START)

@@ -9,7 +9,8 @@ import pytest
 from helpers.python_cases import call, no_workers_left, quick, worker_processes
 from pymanus.sandbox import Sandbox
 from pymanus.tools import Tool, ToolContext, ToolResult
-from pymanus.tools.builtin.python import CODE_OUTPUT, CODE_RAN, PythonRunner
+from pymanus.tools.builtin.python import PythonRunner
+from pymanus.tools.builtin.python_state import CODE_OUTPUT, CODE_RAN
 from pymanus.tools.builtin.python_worker import cell_name
 
 

@@ -18,13 +18,12 @@ from pymanus.sandbox import Limits, Sandbox
 from pymanus.sandbox.limits import find_pids_parent
 from pymanus.tools import Tool, ToolContext
 from pymanus.tools.builtin.python import (
-    CODE_OUTPUT,
-    CODE_RAN,
     EMPTY_RESULT_NOTE,
     PythonRunner,
     available_libraries,
     python_tool,
 )
+from pymanus.tools.builtin.python_state import CODE_OUTPUT, CODE_RAN
 from pymanus.tools.builtin.python_worker import cell_name, parameter_notes
 
 

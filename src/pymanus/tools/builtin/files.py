@@ -65,7 +65,7 @@ from pymanus.tools.builtin.file_views import numbered_lines, preview_lines, snip
 from pymanus.tools.builtin.found_files import guessed_listing
 from pymanus.tools.builtin.markdown_tables import mend_tables
 from pymanus.tools.builtin.module_merge import merged_module, misplaced_line, redefinition
-from pymanus.tools.builtin.python import CODE_OUTPUT
+from pymanus.tools.builtin.python_state import CODE_OUTPUT
 from pymanus.tools.builtin.text_edits import (
     insert_lines,
     new_definitions,

@@ -56,38 +56,15 @@ from pymanus.tools.builtin.python_hints import (
     missing_import_note,
     missing_name_note,
     no_tests_note,
+    removed_api_note,
     unimported_module_note,
 )
 from pymanus.tools.builtin.python_session import BlockOutcome, WorkerSession, frame, parse_status
+from pymanus.tools.builtin.python_state import CODE_OUTPUT, CODE_RAN, CODE_SOURCES, CODE_WROTE, append_capped
 from pymanus.tools.builtin.search_lint import other_case_search
 from pymanus.tools.builtin.workspace_scan import Snapshot, changed_files, defining_module, describe_changes, scan
 from pymanus.tools.tool import DEFAULT_MAX_RESULT_CHARS, Tool, ToolContext, ToolResult
 
-CODE_RAN = "python.code_ran"
-"""``ToolContext.state`` key: when (``time.time()``) the first block that ran without error started."""
-CODE_WROTE = "python.code_wrote"
-"""``ToolContext.state`` key: the files the run's code wrote, each with the (mtime ns, size) it left them with.
-
-Code that wrote its result and then failed (a ``print`` of the wrong type) still computed that file."""
-CODE_OUTPUT = "python.output"
-"""``ToolContext.state`` key: what the run's code printed, the latest :data:`CODE_OUTPUT_CHARS` characters."""
-CODE_OUTPUT_CHARS = 100_000
-CODE_SOURCES = "python.code"
-"""``ToolContext.state`` key: the code of the blocks that ran without error, the latest :data:`CODE_OUTPUT_CHARS`
-characters (what a completion check asks of the run's computation: did it leave out the rows the task leaves out)."""
-_CONCAT = "collect the rows in a list of dicts and build the table once with pd.DataFrame(rows), or use pd.concat"
-REMOVED_APIS = {
-    "DataFrame.append": f"was removed in pandas 2.0: {_CONCAT}",
-    "Series.append": "was removed in pandas 2.0: use pd.concat([series, other])",
-    "DataFrame.iteritems": "was removed in pandas 2.0: use .items()",
-    "Series.iteritems": "was removed in pandas 2.0: use .items()",
-    "DataFrame.as_matrix": "was removed in pandas 1.0: use .to_numpy()",
-    "DataFrame.ix": "was removed in pandas 1.0: use .loc (labels) or .iloc (positions)",
-    **{
-        f"numpy.{name}": f"was removed in NumPy 1.24: use the builtin {name}"
-        for name in ("float", "int", "bool", "object")
-    },
-}
 """Library functions small models learnt from older versions, with what replaces them."""
 PythonCode = Annotated[str, Field(json_schema_extra={"contentMediaType": PYTHON_SOURCE})]
 
@@ -231,8 +208,8 @@ class PythonRunner:
             return result.model_copy(update={"content": f"{result.text}\n\n{note}"})
         if not result.is_error:
             ctx.state.setdefault(CODE_RAN, started)
-            ctx.state[CODE_SOURCES] = (ctx.state.get(CODE_SOURCES, "") + "\n" + ran)[-CODE_OUTPUT_CHARS:]
-        ctx.state[CODE_OUTPUT] = (ctx.state.get(CODE_OUTPUT, "") + "\n" + result.text)[-CODE_OUTPUT_CHARS:]
+            append_capped(ctx.state, CODE_SOURCES, ran)
+        append_capped(ctx.state, CODE_OUTPUT, result.text)
         return result
 
     def _description(self) -> str:
@@ -483,8 +460,8 @@ class PythonRunner:
             )
         if error == "FileNotFoundError" and status.get("missing_file"):
             return missing_file_note(self.sandbox.workspace, str(status["missing_file"]))
-        if (attribute := str(status.get("attribute", ""))) in REMOVED_APIS:
-            return f"`{attribute}` {REMOVED_APIS[attribute]}, and the sandbox has the current version."
+        if removed := removed_api_note(str(status.get("attribute", ""))):
+            return removed
         if status.get("missing") and status.get("module_file"):
             return missing_name_note(
                 self.sandbox.workspace,

@@ -208,3 +208,25 @@ def column_lengths_note(lengths: dict[str, int]) -> str:
         f"{counts}. Every column needs one value per row: a value added to some lists (a total) must be "
         "added to every list, or added as a row after the table is built."
     )
+
+
+_CONCAT = "collect the rows in a list of dicts and build the table once with pd.DataFrame(rows), or use pd.concat"
+REMOVED_APIS = {
+    "DataFrame.append": f"was removed in pandas 2.0: {_CONCAT}",
+    "Series.append": "was removed in pandas 2.0: use pd.concat([series, other])",
+    "DataFrame.iteritems": "was removed in pandas 2.0: use .items()",
+    "Series.iteritems": "was removed in pandas 2.0: use .items()",
+    "DataFrame.as_matrix": "was removed in pandas 1.0: use .to_numpy()",
+    "DataFrame.ix": "was removed in pandas 1.0: use .loc (labels) or .iloc (positions)",
+    **{
+        f"numpy.{name}": f"was removed in NumPy 1.24: use the builtin {name}"
+        for name in ("float", "int", "bool", "object")
+    },
+}
+
+
+def removed_api_note(attribute: str) -> str | None:
+    """The note for an AttributeError on ``attribute`` ("DataFrame.append") that a library removed, or None."""
+    if attribute not in REMOVED_APIS:
+        return None
+    return f"`{attribute}` {REMOVED_APIS[attribute]}, and the sandbox has the current version."
