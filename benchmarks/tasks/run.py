@@ -341,6 +341,8 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
         print(format_row(outcome), file=out, flush=True)
         if outcome.workspace:
             print(f"    workspace: {outcome.workspace}", file=out)
+        if args.json is not None:
+            write_json(args.json, args, outcomes)
 
     with open(os.devnull, encoding="utf-8") as devnull:  # nobody answers ask_human in a benchmark
         stdin, sys.stdin = sys.stdin, devnull
@@ -362,13 +364,15 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
             sys.stdin = stdin
     if not outcomes:
         return 130
-    summary = summarize(outcomes)
-    print(f"\n{format_summary(summary)}", file=out)
-    if args.json is not None:
-        settings = {key: getattr(args, key) for key in ("max_steps", "timeout", "repeat", "strict", "base_url")}
-        payload = {"settings": settings, "summary": summary, "results": [asdict(o) for o in outcomes]}
-        args.json.write_text(json.dumps(payload, indent=2) + "\n", encoding="utf-8")
+    print(f"\n{format_summary(summarize(outcomes))}", file=out)
     return 0
+
+
+def write_json(path: Path, args: argparse.Namespace, outcomes: list[TaskOutcome]) -> None:
+    """All outcomes so far and their summary; rewritten after every run, so a stopped suite keeps its transcripts."""
+    settings = {key: getattr(args, key) for key in ("max_steps", "timeout", "repeat", "strict", "base_url")}
+    payload = {"settings": settings, "summary": summarize(outcomes), "results": [asdict(o) for o in outcomes]}
+    path.write_text(json.dumps(payload, indent=2) + "\n", encoding="utf-8")
 
 
 if __name__ == "__main__":

@@ -585,6 +585,25 @@ def test_main_runs_an_openai_model_against_an_endpoint(
     assert data["results"][0]["end"] == "finished:terminate" and data["results"][0]["prompt_tokens"] == 10
 
 
+def test_the_json_report_is_written_after_every_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, chat_server_thread: ChatServer
+) -> None:
+    json_path = tmp_path / "out.json"
+    seen_mid_suite: list[list[str]] = []
+
+    async def two_runs(*args: object, report: Callable[[run.TaskOutcome], None], **kwargs: object) -> None:
+        for task in ("staging_port_answer", "low_stock_answer"):
+            report(run.TaskOutcome(model="openai:bench", task=task, ok=True, reason="ok", end="finished"))
+            seen_mid_suite.append([r["task"] for r in json.loads(json_path.read_text())["results"]])
+
+    monkeypatch.setattr(run, "run_suite", two_runs)
+    argv = ["--model", "openai:bench", "--base-url", chat_server_thread.url, "--json", str(json_path)]
+    assert run.main(argv, out=io.StringIO()) == 0
+    # a suite killed after its first run still leaves that run's transcript behind
+    assert seen_mid_suite == [["staging_port_answer"], ["staging_port_answer", "low_stock_answer"]]
+    assert json.loads(json_path.read_text())["summary"]["openai:bench"]["success"] == 2
+
+
 @pytest.mark.parametrize("name", ["test_cli.py", "cli_test.py"])
 def test_the_project_checker_takes_every_test_file_name_pytest_collects(workspace: Path, name: str) -> None:
     (layout,) = select(["project_layout"])
