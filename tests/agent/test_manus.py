@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import shutil
@@ -18,12 +19,15 @@ from pymanus.agent import progress
 from pymanus.agent.manus import EXAMPLE_RUN, build_manus_agent, missing_outputs
 from pymanus.agent.task_checks import CheckResult
 from pymanus.config import Settings
+from pymanus.messages import ToolCall
 from pymanus.models import ScriptedModel, call
-from pymanus.sandbox import Sandbox
+from pymanus.sandbox import PathJail, Sandbox
 from pymanus.tools.builtin.file_views import numbered_line
+from pymanus.tools.builtin.files import file_tools
 from pymanus.tools.builtin.python import PythonRunner
 from pymanus.tools.builtin.python_state import CODE_OUTPUT, CODE_RAN
 from pymanus.tools.tool import ToolContext
+from pymanus.tools.toolset import RESPONSE_CALLS, Toolset
 
 needs_bwrap = pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap is not installed")
 
@@ -596,3 +600,54 @@ async def test_the_run_cannot_read_what_the_first_message_shows_until_a_file_cha
     model = ScriptedModel([call("terminate", status="success", message="done")], name="local:test")
     await run_preset(empty, model, "Write hello.txt.")
     assert not {"read_file", "list_dir"} & {tool.name for tool in model.request_tools[0]}
+
+
+async def test_files_made_from_nothing_may_come_in_one_response(tmp_path: Path) -> None:
+    """project_layout, one call per reply: the 1.5B began with weather/__init__.py importing cli.py, was
+    refused, and spent its steps on that import. Allowed several calls, it wrote the files in one reply."""
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    task = "Make a package folder weather with __init__.py and cli.py, where main() prints hi, and a README.md."
+    model = ScriptedModel(
+        [
+            [
+                call("write_file", path="weather/__init__.py", content="from .cli import main\n"),
+                call("write_file", path="weather/cli.py", content="def main():\n    print('hi')\n"),
+            ],
+            call("write_file", path="README.md", content="# weather\n\nSays hi.\n"),
+            call("terminate", status="success", message="done"),
+        ],
+        name="local:test",
+    )
+    result = await run_preset(workspace, model, task)
+    assert result.state is RunState.FINISHED, result.output
+    assert [s.parallel_tool_calls for s in model.request_settings][:2] == [None, False]  # one a reply once written
+    package, module = [m.text for m in result.messages if m.role == "tool"][:2]
+    assert package.startswith("Created weather/__init__.py") and "does not exist yet" not in package
+    assert module.startswith("Created weather/cli.py")
+    assert (workspace / "weather" / "__init__.py").read_text() == "from .cli import main\n"
+    (workspace / "data.csv").write_text("a\n1\n")  # something to read first: one call per reply
+    model = ScriptedModel([call("terminate", status="success", message="done")], name="local:test")
+    await run_preset(workspace, model, "Write a.txt and b.txt from data.csv.")
+    assert model.request_settings[0].parallel_tool_calls is False
+    empty = tmp_path / "empty"
+    empty.mkdir()  # a script and what it prints: the output waits on the script's run
+    model = ScriptedModel([call("terminate", status="success", message="done")], name="local:test")
+    await run_preset(empty, model, "Write squares.py that prints 1 and 4, run it, and save what it prints to squares.txt")
+    assert model.request_settings[0].parallel_tool_calls is False
+
+
+def test_a_package_importing_a_module_another_call_of_the_reply_writes_is_not_refused(tmp_path: Path) -> None:
+    jail = PathJail(tmp_path)
+    tools = {t.name: t for t in file_tools(jail)}
+    context = ToolContext(run_id="r", workspace=tmp_path)
+    package = call("write_file", path="weather/__init__.py", content="from .cli import main\n")
+    alone = asyncio.run(Toolset(tools.values()).run_calls([package], context))[0]
+    assert alone.result.is_error and "does not exist yet" in alone.result.text  # cli.py is nowhere
+    context = ToolContext(run_id="r", workspace=tmp_path)
+    module = call("write_file", path="./weather/cli.py", content="def main():\n    print('hi')\n")
+    bad = ToolCall(id="x", name="write_file", arguments="{not json")
+    outcomes = asyncio.run(Toolset(tools.values()).run_calls([package, bad, module], context))
+    assert [o.result.is_error for o in outcomes] == [False, True, False]
+    assert "does not exist yet" not in outcomes[0].result.text
+    assert RESPONSE_CALLS not in context.state  # only while the reply's calls run

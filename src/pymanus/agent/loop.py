@@ -67,6 +67,10 @@ BRIEFED_WITHHELD_TOOLS = "loop.briefed_withheld_tools"
 """``ToolContext.state`` key: ``(snapshot, names)``, offered tools no response may call while the
 workspace scans as ``snapshot`` (set by a ``task_message`` hook whose message shows that workspace:
 until a file changes, those tools would only repeat it)."""
+PARALLEL_WHILE_UNCHANGED = "loop.parallel_while_unchanged"
+"""``ToolContext.state`` key: a snapshot; while the workspace scans as it, a response may make several
+calls even where the model's settings allow one (set by a ``task_message`` hook when nothing needs
+reading first, so no call can depend on a result it has not seen)."""
 
 
 CompletionCheck = Callable[[str, str, ToolContext], "str | Awaitable[str | None] | None"]
@@ -534,8 +538,12 @@ class Run:
             settings = settings.model_copy(update={"temperature": floor})
         withheld = {*withheld, *spec.context.state.get(WITHHELD_TOOLS, ())}
         briefed = spec.context.state.get(BRIEFED_WITHHELD_TOOLS)
-        if briefed is not None and await asyncio.to_thread(scan, spec.context.workspace) == briefed[0]:
+        parallel_from = spec.context.state.get(PARALLEL_WHILE_UNCHANGED)
+        now = await asyncio.to_thread(scan, spec.context.workspace) if briefed or parallel_from is not None else None
+        if briefed is not None and now == briefed[0]:
             withheld.update(briefed[1])
+        if parallel_from is not None and now == parallel_from and settings.parallel_tool_calls is False:
+            settings = settings.model_copy(update={"parallel_tool_calls": None})
         if withheld:
             allowed = [tool.name for tool in tools if tool.name not in withheld]
             settings = settings.model_copy(update={"allowed_tools": allowed})

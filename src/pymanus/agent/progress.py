@@ -22,7 +22,7 @@ import re
 from collections.abc import Sequence
 from pathlib import Path, PurePosixPath
 
-from pymanus.agent.loop import BRIEFED_WITHHELD_TOOLS, WITHHELD_TOOLS
+from pymanus.agent.loop import BRIEFED_WITHHELD_TOOLS, PARALLEL_WHILE_UNCHANGED, WITHHELD_TOOLS
 from pymanus.agent.renames import rename_notes
 from pymanus.agent.saved_output import saved_output
 from pymanus.agent.task_checks import CheckResult
@@ -455,7 +455,8 @@ def task_message(
     """
     workspace = Path(context.workspace)
     context.state[_START] = snapshot = scan(workspace)
-    for key in (_ORIGINALS, KEPT_FILES, WITHHELD_TOOLS, BRIEFED_WITHHELD_TOOLS, FOUND_FILES):  # set below if needed
+    # set below if needed
+    for key in (_ORIGINALS, KEPT_FILES, WITHHELD_TOOLS, BRIEFED_WITHHELD_TOOLS, PARALLEL_WHILE_UNCHANGED, FOUND_FILES):
         context.state.pop(key, None)
     context.state[TASK_WORDS] = frozenset(re.findall(r"\w+", task))
     context.state[TASK_FOLDERS] = frozenset(folder.rstrip("/") for folder in missing_folders(task, workspace, snapshot))
@@ -475,6 +476,11 @@ def task_message(
         if kept:
             context.state[_ORIGINALS] = _originals(workspace, {name: snapshot[name] for name in kept})
             context.state[KEPT_FILES] = kept
+    if snapshot == {} and saved is None and len(named_files(task)) >= 2:
+        # Files to create from nothing, none of them a script's output: no call waits on a result. On
+        # project_layout the 1.5B, one call per reply, began with weather/__init__.py importing cli.py
+        # and spent its steps on that import. (squares_script, allowed several, typed squares.txt.)
+        context.state[PARALLEL_WHILE_UNCHANGED] = snapshot
     absent = missing_sources(task, snapshot) if snapshot is not None else []
     if absent:  # the 1.5B wrote a sales.csv of its own, from the system prompt's example rows, and reported totals
         context.state[KEPT_FILES] = {**context.state.get(KEPT_FILES, {}), **dict.fromkeys(absent, MISSING_SOURCE)}

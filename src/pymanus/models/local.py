@@ -84,7 +84,8 @@ logger = logging.getLogger(__name__)
 
 GGUF_MAGIC = b"GGUF"
 DEFAULT_CONTEXT_CAP = 8192
-MAX_PARALLEL_CALLS = 4
+MAX_PARALLEL_CALLS = 6
+"""Calls one answer may hold where several are allowed: a small project's files in one answer."""
 RETRY_TEMPERATURE = 0.7
 """Temperature of the one new draw after an output that does not parse."""
 ToolFormat = Literal["auto", "native", "json"]

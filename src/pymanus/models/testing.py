@@ -86,8 +86,8 @@ def _estimate_usage(model: Model, messages: Sequence[Message], answer: Message) 
 class ScriptedModel(Model):
     """Answers each request with the next answer of a script.
 
-    ``requests`` records the messages of every request (and ``request_tools`` the tools
-    offered) for assertions. Running past the end of the script raises
+    ``requests`` records the messages of every request (``request_tools`` the tools offered
+    and ``request_settings`` the settings) for assertions. Running past the end of the script raises
     :class:`~pymanus.errors.ModelOutputError`.
     """
 
@@ -97,6 +97,7 @@ class ScriptedModel(Model):
         self.context_window = context_window
         self.requests: list[list[Message]] = []
         self.request_tools: list[list[ToolDefinition]] = []
+        self.request_settings: list[ModelSettings] = []
 
     @property
     def remaining(self) -> int:
@@ -110,6 +111,7 @@ class ScriptedModel(Model):
         index = len(self.requests)
         self.requests.append(list(messages))
         self.request_tools.append(callable_tools(tools, settings))
+        self.request_settings.append(settings)
         if index >= len(self.script):
             raise ModelOutputError(f"ScriptedModel ran out of responses after {len(self.script)}")
         return to_response(self.script[index], self, messages)

@@ -17,6 +17,10 @@ logger = logging.getLogger("pymanus.tools")
 
 Failure = Literal["unknown_tool", "bad_arguments", "error"]
 
+RESPONSE_CALLS = "toolset.response_calls"
+"""``ToolContext.state`` key, while a response's calls run: all of them, so a tool can tell that a
+later call of the same response provides what it needs (a module written after the package that imports it)."""
+
 
 @dataclass(frozen=True)
 class ToolOutcome:
@@ -86,10 +90,14 @@ class Toolset:
         parallel = len(runnable) > 1 and all(
             (t := self._tools.get(c.name)) is None or t.parallel_safe for c in runnable
         )
-        if parallel:
-            done = iter(await asyncio.gather(*(self.run_call(c, context) for c in runnable)))
-        else:
-            done = iter([await self.run_call(c, context) for c in runnable])
+        context.state[RESPONSE_CALLS] = tuple(runnable)
+        try:
+            if parallel:
+                done = iter(await asyncio.gather(*(self.run_call(c, context) for c in runnable)))
+            else:
+                done = iter([await self.run_call(c, context) for c in runnable])
+        finally:
+            context.state.pop(RESPONSE_CALLS, None)
         return [_not_alone(c) if index in blocked else next(done) for index, c in enumerate(calls)]
 
     async def run_call(self, call: ToolCall, context: ToolContext) -> ToolOutcome:

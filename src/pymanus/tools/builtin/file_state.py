@@ -3,6 +3,13 @@ and its briefing, and ``write_file``, ``edit_file`` and ``read_file`` act on."""
 
 from __future__ import annotations
 
+import json
+
+from pymanus.errors import PathEscapeError
+from pymanus.sandbox import PathJail
+from pymanus.tools.tool import ToolContext
+from pymanus.tools.toolset import RESPONSE_CALLS
+
 KEPT_FILES = "files.kept"
 """``ToolContext.state`` key: ``{path: reason}``, workspace files (relative, ``/``-separated) that
 ``write_file`` and ``edit_file`` refuse to change this run, and why (the Manus preset keeps the
@@ -36,3 +43,17 @@ REFUSED_PACKAGES = "files.refused_packages"
 """``ToolContext.state`` key: package ``__init__.py`` files whose import of a module not written yet was
 refused once this run; the next such write goes through with a note (the 1.5B wrote the same import
 again and again until the run ended)."""
+
+
+def response_writes(jail: PathJail, context: ToolContext) -> set[str]:
+    """The workspace paths the ``write_file`` and ``edit_file`` calls of the response being run write to
+    (a package written before the module it imports, in the same response, is not refused)."""
+    paths = set()
+    for call in context.state.get(RESPONSE_CALLS, ()):
+        if call.name not in ("write_file", "edit_file"):
+            continue
+        try:
+            paths.add(jail.relative(jail.resolve(json.loads(call.arguments)["path"], write=True)))
+        except (ValueError, KeyError, TypeError, PathEscapeError):
+            continue  # a call with bad arguments writes nothing
+    return paths

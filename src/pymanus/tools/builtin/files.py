@@ -60,6 +60,7 @@ from pymanus.tools.builtin.file_state import (
     SHOWN_HEADS,
     TASK_FOLDERS,
     TASK_WORDS,
+    response_writes,
 )
 from pymanus.tools.builtin.file_views import numbered_lines, preview_lines, snippet
 from pymanus.tools.builtin.found_files import guessed_listing
@@ -329,7 +330,8 @@ def file_tools(
             report += f"\nNote: {hidden}"
         if real.suffix == ".py" and before and (dropped := dropped_definitions(before, content)):
             report += f"\n{dropped_note(jail.relative(real), dropped)}"
-        return report + _format_note(jail.relative(real), content) + _imports_note(jail.relative(real), content)
+        relative = jail.relative(real)
+        return report + _format_note(relative, content) + _imports_note(relative, content, context)
 
     def change(
         path: str, old_text: str, new_text: str, insert_line: int | None, replace_all: bool, context: ToolContext
@@ -429,27 +431,30 @@ def file_tools(
             report += f"\nNote: {dropped_imports_note(path, dropped_imports)}."
         if restated:
             report += f"\nNote: {restated_note(path, restated)}"
-        notes = _format_note(path, updated) + _imports_note(path, updated)
+        notes = _format_note(path, updated) + _imports_note(path, updated, context)
         return report + appended + (_elsewhere(old_text, real) if old_text else "") + notes
 
     def package_import_refusal(file: str, text: str, context: ToolContext) -> str | None:
         """Why ``text`` may not be the package ``__init__.py`` ``file`` (its own folder counts as existing),
         the first time only: written again, it goes through with the note of what to write next."""
         top = PurePosixPath(file).parts[0]
-        refusal = unwritten_package_import(file, text, lambda name: name == top or (jail.root / name).exists())
+        pending = response_writes(jail, context)
+        refusal = unwritten_package_import(
+            file, text, lambda name: name == top or name in pending or (jail.root / name).exists()
+        )
         refused: set[str] = context.state.setdefault(REFUSED_PACKAGES, set())
         if refusal is None or file in refused:
             return None
         refused.add(file)
         return refusal
 
-    def _imports_note(path: str, text: str) -> str:
+    def _imports_note(path: str, text: str, context: ToolContext) -> str:
         """The workspace modules a Python file imports that are not written yet, with the call to make."""
         if not path.endswith(".py"):
             return ""
-        note = unwritten_imports(
-            jail.relative(jail.resolve(path, write=True)), text, lambda name: (jail.root / name).exists()
-        )
+        pending = response_writes(jail, context)
+        relative = jail.relative(jail.resolve(path, write=True))
+        note = unwritten_imports(relative, text, lambda name: name in pending or (jail.root / name).exists())
         return f"\n{note}" if note else ""
 
     def _elsewhere(old_text: str, edited: Path) -> str:
