@@ -59,6 +59,10 @@ def test_a_file_without_the_table_gets_the_whole_table_to_write(tmp_path: Path) 
     assert sent_back is not None and sent_back.count("pyproject.toml") == 2, sent_back
     assert "pyproject.toml sets name, version outside any table" in sent_back
     assert sent_back.endswith(". Fix this, then call terminate again.")
+    # `tool = 'poetry'` as a key, not the [tool.poetry] table: the done check crashed on the string.
+    (tmp_path / "pyproject.toml").write_text("tool = 'poetry'\n[build-system]\nrequires = []\n")
+    [problem] = pyproject_problems(TASK, context)
+    assert problem.startswith("pyproject.toml has no [project] table with the project's name and version")
 
 
 @pytest.mark.parametrize(

@@ -92,7 +92,8 @@ def pyproject_problems(task: str, context: ToolContext) -> list[str]:
 
 def _project_table(meta: dict[str, Any]) -> tuple[str, dict[str, Any]]:
     """The table that holds the project's name and version: ``[project]`` (PEP 621) or ``[tool.poetry]``."""
-    poetry = meta.get("tool", {}).get("poetry")
+    tool = meta.get("tool")  # `tool = 'poetry'`, written for [tool.poetry], is valid TOML too
+    poetry = tool.get("poetry") if isinstance(tool, dict) else None
     if "project" not in meta and isinstance(poetry, dict):
         return "tool.poetry", poetry
     project = meta.get("project")
