@@ -435,6 +435,26 @@ async def test_a_python_command_line_runs_as_a_command(runner: PythonRunner, san
     assert (await call(runner.tool, "kept")).text == "5"
 
 
+async def test_a_script_that_only_defines_its_function_is_told_to_call_it(once: Tool, sandbox: Sandbox) -> None:
+    """squares_script: the 1.5B's squares.py defined squares() and never called it; running it printed nothing."""
+    (sandbox.workspace / "squares.py").write_text(
+        '"""Squares."""\nimport math\nLIMIT = 10\n\ndef squares():\n    for n in range(1, 4):\n        print(n * n)\n'
+    )
+    result = await call(once, "python squares.py > squares.txt")
+    assert not result.is_error and (sandbox.workspace / "squares.txt").read_text() == ""
+    assert (
+        "squares.py only defines squares() and never calls it, so running it does nothing: "
+        "add the call `squares()` as the last line of squares.py (edit_file), then run it again."
+    ) in result.text
+    (sandbox.workspace / "squares.py").write_text("def squares():\n    return 1\n\nresult = squares()\n")
+    quiet = await call(once, "python squares.py")  # it calls squares(), it just prints nothing
+    assert "(it printed nothing)" in quiet.text and "never calls" not in quiet.text
+    (sandbox.workspace / "squares.py").write_text(
+        "def squares():\n    print(1)\n\nif __name__ == '__main__':\n    squares()\n"
+    )
+    assert "never calls" not in (await call(once, "python squares.py")).text
+
+
 async def test_command_lines_that_are_not_commands(once: Tool, sandbox: Sandbox) -> None:
     missing = await call(once, "python nothing_here.py")
     assert missing.is_error and "nothing_here.py, which does not exist in the workspace yet" in missing.text

@@ -539,3 +539,32 @@ def undiscoverable_test(path: str, source: str) -> str | None:
         f"pytest and unittest only collect test files named test_*.py, so they will not run {path}; "
         f"name it {file.with_name('test_' + file.name)}."
     )
+
+
+def uncalled_script(path: str, source: str) -> str | None:
+    """Why running the script ``path`` printed nothing, when it only defines functions and calls none.
+
+    The 1.5B wrote squares.py as ``def squares():`` and its loop, ran it, saw no output, and
+    typed squares.txt by hand until the run ended.
+    """
+    try:
+        body = ast.parse(source).body
+    except SyntaxError:
+        return None
+    functions = [f"{s.name}()" for s in body if isinstance(s, ast.FunctionDef | ast.AsyncFunctionDef)]
+    if not functions or not all(_passive(statement) for statement in body):
+        return None
+    them = "it" if len(functions) == 1 else "them"
+    return (
+        f"{path} only defines {', '.join(functions)} and never calls {them}, so running it does nothing: "
+        f"add the call `{functions[-1]}` as the last line of {path} (edit_file), then run it again."
+    )
+
+
+def _passive(statement: ast.stmt) -> bool:
+    """Whether a top-level statement runs nothing: a definition, an import, a docstring, a call-free assignment."""
+    if isinstance(statement, ast.Expr):
+        return isinstance(statement.value, ast.Constant)
+    if isinstance(statement, ast.Assign | ast.AnnAssign):
+        return statement.value is None or not any(isinstance(node, ast.Call) for node in ast.walk(statement.value))
+    return isinstance(statement, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef | ast.Import | ast.ImportFrom)

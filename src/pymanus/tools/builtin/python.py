@@ -42,6 +42,7 @@ from pymanus.tools.builtin.code_lint import (
     prints_only_literals,
     rereads_output,
     session_definitions,
+    uncalled_script,
 )
 from pymanus.tools.builtin.code_repair import repair
 from pymanus.tools.builtin.keyword_aliases import rename_keywords
@@ -327,6 +328,11 @@ class PythonRunner:
             parts.append(f"It ended with {result.exit_description(self.sandbox.limits)}.")
         elif not result.stdout.strip() and not result.stderr.strip():
             parts.append("(it printed nothing)")
+        if result.ok and not result.stdout.strip() and command.script:
+            with contextlib.suppress(PathEscapeError, OSError):
+                source = jail.resolve(command.script, write=False).read_text(encoding="utf-8", errors="replace")
+                if note := uncalled_script(command.script, source):
+                    parts.append(note)
         return ToolResult(content="\n\n".join(parts), is_error=not result.ok)
 
     async def _scan(self) -> Snapshot | None:
