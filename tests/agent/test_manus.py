@@ -633,7 +633,8 @@ async def test_files_made_from_nothing_may_come_in_one_response(tmp_path: Path) 
     empty = tmp_path / "empty"
     empty.mkdir()  # a script and what it prints: the output waits on the script's run
     model = ScriptedModel([call("terminate", status="success", message="done")], name="local:test")
-    await run_preset(empty, model, "Write squares.py that prints 1 and 4, run it, and save what it prints to squares.txt")
+    task = "Write squares.py that prints 1 and 4, run it, and save what it prints to squares.txt"
+    await run_preset(empty, model, task)
     assert model.request_settings[0].parallel_tool_calls is False
 
 

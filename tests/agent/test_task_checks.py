@@ -167,9 +167,16 @@ async def test_a_string_example_says_where_the_result_differs(workspace: Path) -
     task = 'Add slugify to calc.py: slugify("Hello, World!") returns "hello-world".'
     cases = {
         "title.lower().replace(', ', '-').replace('!', '-')": "'hello-world-', expected 'hello-world' "
-        "('-' is extra at the end)",
+        "('-' is extra at the end; value.strip('-') gives the expected value, where value is what it returns now)",
+        # Told only where the result differs, the 1.5B edited this slugify for 15 steps: the fix, in two steps.
+        "title.lower().replace(', ', '--').replace('!', '-')": "'hello--world-', expected 'hello-world' "
+        "('-' is extra after 'hello-'; '-' is extra at the end; re.sub('-+', '-', value).strip('-') gives the "
+        "expected value, where value is what it returns now)",
+        "title.lower().replace(', ', '\\\\').replace('!', '')": "'hello\\\\world', expected 'hello-world' "
+        "('\\\\' should be '-' after 'hello')",  # no separator run to collapse: no expression
         "title.replace(', ', '-').replace('!', '')": "'Hello-World', expected 'hello-world' "
-        "('H' should be 'h' at the start; 'W' should be 'w' after 'Hello-')",
+        "('H' should be 'h' at the start; 'W' should be 'w' after 'Hello-'; value.lower() gives the expected value, "
+        "where value is what it returns now)",
         "title.lower().replace(', ', '').replace('!', '')": "'helloworld', expected 'hello-world' "
         "('-' is missing after 'hello')",
         "''": "'', expected 'hello-world'",  # nothing to compare
