@@ -103,6 +103,28 @@ async def test_traceback_shows_the_failing_line(once: Tool) -> None:
     assert result.is_error
     assert f'File "{cell_name(code)}", line 2, in f' in result.text and "return 1 / x" in result.text
     assert "ZeroDivisionError" in result.text and "Fix the code" in result.text
+    assert "Values on line 2: x = 0 (int)" in result.text
+
+
+async def test_a_wrong_value_shows_the_values_its_line_read(once: Tool) -> None:
+    """customer_totals: the 1.5B called mean() on each customer's summed float and, told only
+    "'float' object is not iterable", ran the same code again."""
+    code = (
+        "from statistics import mean\n"
+        "totals = {'Alice': 291.88}\n"
+        "label = 'x' * 500\n"
+        "average = {name: mean(total) for name, total in totals.items()}\n"
+    )
+    result = await call(once, code)
+    assert "TypeError: 'float' object is not iterable" in result.text
+    assert "Values on line 4: name = 'Alice' (str); total = 291.88 (float); totals = {'Alice': 291.88} (dict)" in (
+        result.text
+    )  # mean, a function, and average, assigned, are not shown
+    long = await call(once, "label = 'x' * 500\nlabel + 1")
+    shown = long.text.split("Values on line 2: ")[1].splitlines()[0]
+    assert shown.startswith("label = 'xxx") and "..." in shown and len(shown) < 100  # a long value is cut
+    other = await call(once, "import missing_module_xyz")
+    assert "Values on line" not in other.text  # not a wrong value: nothing to show
     assert "python_worker" not in result.text and "<string>" not in result.text
 
 

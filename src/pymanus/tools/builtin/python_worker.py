@@ -23,6 +23,7 @@ import json
 import linecache
 import os
 import re
+import reprlib
 import resource
 import sys
 import traceback
@@ -167,7 +168,7 @@ def run_block(source: str, filename: str, namespace: dict[str, Any]) -> dict[str
             sys.stderr.write(f"{exc.code}\n")
         return {"ok": code == 0, "exit": code}
     except BaseException as exc:
-        sys.stderr.write(_describe_error(exc))
+        sys.stderr.write(_describe_error(exc) + failing_line_values(exc))
         status: dict[str, Any] = {"ok": False, "error": type(exc).__name__}
         if isinstance(exc, ModuleNotFoundError) and exc.name:
             status["module"] = exc.name
@@ -511,6 +512,41 @@ def _describe_error(exc: BaseException) -> str:
     if library:
         text += f"  ... {library} frame{'s' if library > 1 else ''} inside libraries omitted ...\n"
     return text + "".join(traceback.format_exception_only(type(exc), exc))
+
+
+_VALUE_ERRORS = (TypeError, ValueError, KeyError, IndexError, ZeroDivisionError)
+_SHORT = reprlib.Repr()
+_SHORT.maxstring = _SHORT.maxother = 60
+
+
+def failing_line_values(exc: BaseException) -> str:
+    """The values of the names the model's failing line reads, when a value was wrong for it.
+
+    The 1.5B summed each customer's totals into floats, then called ``mean(totals)`` on them:
+    told only "'float' object is not iterable", it ran the same code again and gave up. With
+    ``totals = 291.88 (float)`` in front of it, the cause is on the page.
+    """
+    if not isinstance(exc, _VALUE_ERRORS):
+        return ""
+    frames = [(f, n) for f, n in traceback.walk_tb(exc.__traceback__) if f.f_code.co_filename.startswith("<cell")]
+    if not frames:
+        return ""
+    frame, line = frames[-1]
+    try:
+        tree = ast.parse(linecache.getline(frame.f_code.co_filename, line).strip())
+    except SyntaxError:  # a line of a statement that spans several
+        return ""
+    loaded = (n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load))
+    shown = []
+    for name in dict.fromkeys(loaded):
+        scope = frame.f_locals if name in frame.f_locals else frame.f_globals
+        if name not in scope:
+            continue
+        value = scope[name]
+        if callable(value) or isinstance(value, types.ModuleType):
+            continue
+        shown.append(f"{name} = {_SHORT.repr(value)} ({type(value).__name__})")
+    return f"Values on line {line}: {'; '.join(shown[:5])}\n" if shown else ""
 
 
 def _own_file(filename: str, workspace: str) -> bool:
