@@ -16,6 +16,7 @@ from pymanus import Agent, Message, RunRestarted, RunResult, RunState, ToolConte
 from pymanus.agent import snapshot
 from pymanus.agent.attempts import ATTEMPT_TEMPERATURE, MIN_ATTEMPT_STEPS, AttemptErrors, restart_note
 from pymanus.agent.snapshot import WorkspaceSnapshot
+from pymanus.errors import ModelOutputError
 from pymanus.models import ScriptedModel, call
 from pymanus.models.base import ModelResponse, ModelSettings, ToolDefinition
 
@@ -358,3 +359,17 @@ async def test_a_workspace_that_cannot_be_put_back_ends_the_run_as_it_failed(
     assert not any(isinstance(e, RunRestarted) for e in events)
     assert (result.state, result.reason, result.output) == (RunState.ERROR, "terminate", "first")
     assert "could not put the workspace back" in caplog.text
+
+
+async def test_a_reply_unreadable_twice_ends_only_its_attempt(workspace: Path, private_tmp: Path) -> None:
+    """project_layout: the 1.5B's one python call for every file never closed its string, twice, and the
+    run ended at its first step, with 14 steps and a second attempt unused."""
+    cut_off = ModelOutputError("local model output ended inside a tool call")
+    model = ScriptedModel([call("save", path="a.txt", text="half"), cut_off, cut_off, finish()])
+    agent = Agent(model, tools=[save], workspace=workspace, attempts=2, max_steps=10)
+    events, result = await drive(agent, "Write a.txt.")
+    assert (result.state, result.output) == (RunState.FINISHED, "Done.")
+    [restart] = [e for e in events if isinstance(e, RunRestarted)]
+    assert restart.reason == "unreadable" and "ended inside a tool call" in restart.output
+    assert not (workspace / "a.txt").exists()  # the failed attempt's file is undone
+    assert "ended inside a tool call" in model.requests[-1][1].text  # the new attempt is told why

@@ -95,8 +95,8 @@ async def test_an_unreadable_reply_is_asked_again_once() -> None:
     assert model.requests[1][-1].role == "user" and model.requests[1][-1].text == UNREADABLE_NOTE
     assert [m.role for m in result.messages] == ["system", "user", "assistant", "tool", "assistant", "tool"]
     twice = await Agent(ScriptedModel([cut_off, cut_off, call("add", a=1, b=1)]), tools=[add]).run("task")
-    assert (twice.state, twice.reason, twice.steps) == (RunState.ERROR, "model_error", 1)
-    assert "ended inside a tool call" in twice.output
+    assert (twice.state, twice.reason, twice.steps) == (RunState.ERROR, "unreadable", 1)
+    assert twice.output == "The model's reply could not be read: local output ended inside a tool call"
 
 
 async def test_timeout_during_a_tool_call_keeps_the_protocol() -> None:

@@ -15,9 +15,10 @@ RESTART_NOTE = (
 )
 ERRORS_NOTE = "\nErrors it met on the way:\n{lines}"
 
-RESTARTABLE = frozenset({"stuck", "tool_failures", "terminate", "unfinished"})
+RESTARTABLE = frozenset({"stuck", "tool_failures", "terminate", "unfinished", "unreadable"})
 """End reasons (of a run in error) after which another attempt may start over: the agent was
-stuck, a tool kept failing, it called ``terminate`` with status "failure", or the completion
+stuck, a tool kept failing, the model's reply could not be read even when asked again, it
+called ``terminate`` with status "failure", or the completion
 check still found its answer unfinished after sending it back ``max_rejections`` times (an
 attempt that may be followed by another ends ``unfinished`` then; the last one's answer is
 accepted). A run out of steps or time has nothing left to try with."""

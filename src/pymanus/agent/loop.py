@@ -181,14 +181,14 @@ class Run:
         if spec.limits.timeout is not None:
             self._deadline = asyncio.get_running_loop().time() + spec.limits.timeout
         try:
-            async for event in self._steps():
+            async for event in self._attempt_steps():
                 yield event
             while self._can_restart() and await self._undo_attempt():
                 yield RunRestarted(
                     run_id=self.run_id, step=self.step, attempt=self.attempt + 1, reason=self.reason, output=self.output
                 )
                 await self._start_over()
-                async for event in self._steps():
+                async for event in self._attempt_steps():
                     yield event
         except TimeoutError:
             self._end(RunState.ERROR, "timeout", f"The run hit its time limit of {spec.limits.timeout:g} s.")
@@ -278,6 +278,18 @@ class Run:
 
     def _end(self, state: RunState, reason: str, output: str) -> None:
         self.state, self.reason, self.output = state, reason, output
+
+    async def _attempt_steps(self) -> AsyncGenerator[AnyEvent, None]:
+        """The steps of one attempt; a reply that cannot be read even when asked again ends the attempt.
+
+        The 1.5B began project_layout with one python call that wrote every file and never closed
+        its string, twice: the run ended there, with 14 of its 15 steps and its second attempt unused.
+        """
+        try:
+            async for event in self._steps():
+                yield event
+        except ModelOutputError as exc:
+            self._end(RunState.ERROR, "unreadable", f"The model's reply could not be read: {exc}")
 
     async def _steps(self) -> AsyncGenerator[AnyEvent, None]:
         spec = self.spec
