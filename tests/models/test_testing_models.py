@@ -7,7 +7,7 @@ from collections.abc import AsyncIterator
 
 import pytest
 
-from pymanus.errors import ModelError, ModelOutputError
+from pymanus.errors import ModelError
 from pymanus.messages import Message, ToolCall, Usage
 from pymanus.models import FunctionModel, ModelResponse, ModelSettings, ScriptedModel, TextChunk, ToolDefinition, call
 
@@ -56,7 +56,7 @@ async def test_running_out_of_answers() -> None:
     await ask(model)
     await ask(model)
     assert model.remaining == 0
-    with pytest.raises(ModelOutputError, match="ScriptedModel ran out of responses after 2"):
+    with pytest.raises(ModelError, match="ScriptedModel ran out of responses after 2"):
         await ask(model)
 
 

@@ -15,7 +15,7 @@ import json
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Sequence
 from typing import Any, TypeAlias
 
-from pymanus.errors import ModelOutputError
+from pymanus.errors import ModelError
 from pymanus.messages import Message, ToolCall, Usage
 from pymanus.models.base import (
     Model,
@@ -88,7 +88,7 @@ class ScriptedModel(Model):
 
     ``requests`` records the messages of every request (``request_tools`` the tools offered
     and ``request_settings`` the settings) for assertions. Running past the end of the script raises
-    :class:`~pymanus.errors.ModelOutputError`.
+    :class:`~pymanus.errors.ModelError`: the run ends (a new draw or attempt could only run out again).
     """
 
     def __init__(self, answers: Iterable[Answer], *, name: str = "scripted", context_window: int | None = None) -> None:
@@ -113,7 +113,7 @@ class ScriptedModel(Model):
         self.request_tools.append(callable_tools(tools, settings))
         self.request_settings.append(settings)
         if index >= len(self.script):
-            raise ModelOutputError(f"ScriptedModel ran out of responses after {len(self.script)}")
+            raise ModelError(f"ScriptedModel ran out of responses after {len(self.script)}")
         return to_response(self.script[index], self, messages)
 
 
