@@ -46,6 +46,7 @@ from pymanus.agent.notes import (
     WITHHELD_NOTE,
     WRAP_UP_PROMPT,
 )
+from pymanus.agent.request_settings import request_settings
 from pymanus.agent.result import RunResult
 from pymanus.agent.snapshot import WorkspaceSnapshot
 from pymanus.errors import ModelError, ModelOutputError
@@ -60,17 +61,6 @@ T = TypeVar("T")
 
 EXPLORE_TEMPERATURE = 0.8
 """Sampling temperature of the request after a repeated call (deterministic models loop)."""
-WITHHELD_TOOLS = "loop.withheld_tools"
-"""``ToolContext.state`` key: names of offered tools no response of the run may call (set by a
-``task_message`` hook; they stay in the request, see ``ModelSettings.allowed_tools``)."""
-BRIEFED_WITHHELD_TOOLS = "loop.briefed_withheld_tools"
-"""``ToolContext.state`` key: ``(snapshot, names)``, offered tools no response may call while the
-workspace scans as ``snapshot`` (set by a ``task_message`` hook whose message shows that workspace:
-until a file changes, those tools would only repeat it)."""
-PARALLEL_WHILE_UNCHANGED = "loop.parallel_while_unchanged"
-"""``ToolContext.state`` key: a snapshot; while the workspace scans as it, a response may make several
-calls even where the model's settings allow one (set by a ``task_message`` hook when nothing needs
-reading first, so no call can depend on a result it has not seen)."""
 
 
 CompletionCheck = Callable[[str, str, ToolContext], "str | Awaitable[str | None] | None"]
@@ -541,24 +531,11 @@ class Run:
         the response may not call (they stay in the request, see ``ModelSettings.allowed_tools``).
         """
         spec = self.spec
-        settings = spec.settings
         floor = ATTEMPT_TEMPERATURE if self.attempt > 1 else None
         if explore or self._explore:  # the model repeated itself: sample more freely to break the loop
             self._explore = False
             floor = EXPLORE_TEMPERATURE
-        if floor is not None and (settings.temperature or 0.0) < floor:
-            settings = settings.model_copy(update={"temperature": floor})
-        withheld = {*withheld, *spec.context.state.get(WITHHELD_TOOLS, ())}
-        briefed = spec.context.state.get(BRIEFED_WITHHELD_TOOLS)
-        parallel_from = spec.context.state.get(PARALLEL_WHILE_UNCHANGED)
-        now = await asyncio.to_thread(scan, spec.context.workspace) if briefed or parallel_from is not None else None
-        if briefed is not None and now == briefed[0]:
-            withheld.update(briefed[1])
-        if parallel_from is not None and now == parallel_from and settings.parallel_tool_calls is False:
-            settings = settings.model_copy(update={"parallel_tool_calls": None})
-        if withheld:
-            allowed = [tool.name for tool in tools if tool.name not in withheld]
-            settings = settings.model_copy(update={"allowed_tools": allowed})
+        settings = await request_settings(spec.settings, spec.context, tools, min_temperature=floor, withheld=withheld)
         yield ModelRequest(run_id=self.run_id, step=self.step, model=spec.model.name, messages=request)
         started = time.perf_counter()
         if spec.stream:

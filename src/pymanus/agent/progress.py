@@ -22,8 +22,8 @@ import re
 from collections.abc import Sequence
 from pathlib import Path, PurePosixPath
 
-from pymanus.agent.loop import BRIEFED_WITHHELD_TOOLS, PARALLEL_WHILE_UNCHANGED, WITHHELD_TOOLS
 from pymanus.agent.renames import rename_notes
+from pymanus.agent.request_settings import BRIEFED_WITHHELD_TOOLS, PARALLEL_WHILE_UNCHANGED, WITHHELD_TOOLS
 from pymanus.agent.saved_output import saved_output
 from pymanus.agent.task_checks import CheckResult
 from pymanus.agent.task_scope import (
