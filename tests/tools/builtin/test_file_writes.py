@@ -514,3 +514,29 @@ async def test_a_pyproject_toml_is_not_written_inside_a_package(tools: dict[str,
     assert not (await call(tools["write_file"], path="pyproject.toml", content=content)).is_error
     (jail.root / "tools").mkdir()  # a folder that is no package may hold its own project
     assert not (await call(tools["write_file"], path="tools/pyproject.toml", content=content)).is_error
+
+
+async def test_an_edit_going_back_to_a_version_it_changed_again_is_refused(
+    tools: dict[str, Tool], jail: PathJail
+) -> None:
+    """fix_failing_test: the 1.5B swapped sorted(values) and sorted(values, reverse=True) six times."""
+    context = ToolContext(run_id="r", workspace=jail.root)
+    original, reversed_ = "ordered = sorted(values)\n", "ordered = sorted(values, reverse=True)\n"
+    (jail.root / "stats.py").write_text(original)
+
+    async def swap(old: str, new: str) -> str:
+        result = await call(tools["edit_file"], context, path="./stats.py", old_text=old.strip(), new_text=new.strip())
+        return result.text
+
+    assert (await swap(original, reversed_)).startswith("Edited ./stats.py")
+    assert (await swap(reversed_, original)).startswith("Edited ./stats.py")  # back to the file as given: once
+    refused = await swap(original, reversed_)
+    assert refused.startswith("stats.py is unchanged: this edit makes it exactly as one of your earlier edits made it")
+    assert (jail.root / "stats.py").read_text() == original
+    other = "ordered = sorted(values)\nmiddle = len(ordered) // 2 - 1\n"
+    assert (await swap(original, other)).startswith("Edited ./stats.py")  # a different change goes through
+    fresh = ToolContext(run_id="s", workspace=jail.root)  # another run starts its own record
+    result = await call(
+        tools["edit_file"], fresh, path="stats.py", old_text="middle = len(ordered) // 2 - 1", new_text="x = 1"
+    )
+    assert result.text.startswith("Edited stats.py")

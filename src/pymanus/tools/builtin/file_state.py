@@ -3,6 +3,7 @@ and its briefing, and ``write_file``, ``edit_file`` and ``read_file`` act on."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 
 from pymanus.errors import PathEscapeError
@@ -39,6 +40,9 @@ TASK_WORDS = "files.task_words"
 """``ToolContext.state`` key: the words of the task; ``write_file`` merges an overwrite of a Python
 module that loses a function or class the task does not name into the module (the 1.5B rewrote
 textutils.py as its new slugify alone, though the task said to keep the existing functions)."""
+EDITED_VERSIONS = "files.edited_versions"
+"""``ToolContext.state`` key: ``{path: [digest, ...]}``, each file's content before the run's first
+``edit_file`` of it, then after each one (see :func:`repeated_version`)."""
 REFUSED_PACKAGES = "files.refused_packages"
 """``ToolContext.state`` key: package ``__init__.py`` files whose import of a module not written yet was
 refused once this run; the next such write goes through with a note (the 1.5B wrote the same import
@@ -57,3 +61,28 @@ def response_writes(jail: PathJail, context: ToolContext) -> set[str]:
         except (ValueError, KeyError, TypeError, PathEscapeError):
             continue  # a call with bad arguments writes nothing
     return paths
+
+
+def repeated_version(file: str, before: str, updated: str, context: ToolContext) -> str | None:
+    """Why an edit that makes ``file`` again as an earlier edit made it, after another edit changed that
+    version, is refused (None: it is not such an edit, and it is recorded).
+
+    Going back to the file as the task gave it is allowed once; going round again is not. In
+    fix_failing_test the 1.5B swapped ``sorted(values)`` and ``sorted(values, reverse=True)``
+    six times, and ``ordered[middle]`` and ``ordered[middle + 1]`` in its next attempt, until
+    the run's time was up.
+    """
+    versions: list[str] = context.state.setdefault(EDITED_VERSIONS, {}).setdefault(file, [_digest(before)])
+    digest = _digest(updated)
+    if digest in versions[1:] and digest != versions[-1]:
+        return (
+            f"{file} is unchanged: this edit makes it exactly as one of your earlier edits made it, a version "
+            "you then changed again. Going back and forth between the same versions changes nothing: read "
+            "what the checks report, and make a different change."
+        )
+    versions.append(digest)
+    return None
+
+
+def _digest(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()

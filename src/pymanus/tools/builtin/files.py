@@ -60,6 +60,7 @@ from pymanus.tools.builtin.file_state import (
     SHOWN_HEADS,
     TASK_FOLDERS,
     TASK_WORDS,
+    repeated_version,
     response_writes,
 )
 from pymanus.tools.builtin.file_views import numbered_lines, preview_lines, snippet
@@ -425,6 +426,9 @@ def file_tools(
             or package_import_refusal(jail.relative(jail.resolve(path, write=True)), updated, context)
         ):
             raise ToolError(refusal)
+        file = jail.relative(jail.resolve(path, write=True))
+        if before is not None and (repeated := repeated_version(file, before, updated, context)):
+            raise ToolError(repeated)
         real = save(path, updated.encode("utf-8"))
         remember(real, None if before is None else before.encode("utf-8"))
         if dropped_imports:
