@@ -29,6 +29,19 @@ def test_a_path_with_backslashes_that_names_a_workspace_path_with_slashes_is_rew
     ]
 
 
+def test_a_path_whose_backslash_made_an_escape_is_rewritten(texts: Path) -> None:
+    # word_counts run 206: os.walk('.\texts') walked '.', a tab and 'exts', found nothing, and the
+    # table of counts had a total row only.
+    code = "import os\nprint(list(os.walk('.\\texts')), open('texts\\alpha.txt'), 'a\\tb', '\\n')"
+    fixed, notes = windows_paths(code, texts)
+    assert fixed == "import os\nprint(list(os.walk('./texts')), open('texts/alpha.txt'), 'a\\tb', '\\n')"
+    assert notes == [
+        "Note: line 2's path '.\\texts' uses \\, which Linux reads as part of a name; it ran as './texts'.",
+        "Note: line 2's path 'texts\\alpha.txt' uses \\, which Linux reads as part of a name; it ran as "
+        "'texts/alpha.txt'.",
+    ]
+
+
 @pytest.mark.parametrize(
     "code",
     [

@@ -4,7 +4,8 @@ word_counts: the 1.5B walked ``'.\\\\texts'``, which on Linux names one file cal
 ``os.walk`` gave nothing without an error, the table got no rows, and told so, the model ran
 the same code again in three runs of five. A string literal that names no workspace path with
 its backslashes, and an existing one with ``/`` in their place, can only mean that one: it runs
-as that path, with a note.
+as that path, with a note. So does one whose backslash made an escape (``'.\texts'``, a tab),
+when its source text with ``/`` names a workspace path.
 """
 
 from __future__ import annotations
@@ -35,13 +36,17 @@ def windows_paths(code: str, workspace: Path) -> tuple[str, list[str]]:
             value = ast.literal_eval(token.string)
         except (ValueError, SyntaxError):
             continue
-        fixed = _workspace_path(value, workspace)
+        # '.\texts' written with one backslash reads as '.', a tab and 'exts': the path is in the source text
+        body = token.string[len(prefix) :].strip(token.string[-1])
+        fixed, shown = _workspace_path(value, workspace), repr(value)
+        if fixed is None:
+            fixed, shown = _workspace_path(body.replace("\\\\", "\\"), workspace), token.string
         if fixed is None:
             continue
         row, start, end = token.start[0] - 1, token.start[1], token.end[1]
         lines[row] = lines[row][:start] + repr(fixed) + lines[row][end:]
         notes.append(
-            f"Note: line {row + 1}'s path {value!r} uses \\, which Linux reads as part of a name; it ran as {fixed!r}."
+            f"Note: line {row + 1}'s path {shown} uses \\, which Linux reads as part of a name; it ran as {fixed!r}."
         )
     return "\n".join(lines), notes[::-1]
 
