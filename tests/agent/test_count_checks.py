@@ -63,3 +63,18 @@ def test_a_wrong_character_count_in_a_csv_is_named(tmp_path: Path) -> None:
     [problem] = count_problems(context)
     assert problem.startswith("sizes.csv gives counts the files do not have: texts/beta.txt has 16 characters, not 99")
     assert "(len(text))" in problem
+
+
+def test_a_table_of_counts_naming_no_file_sends_the_answer_back(tmp_path: Path) -> None:
+    # word_counts run 206: os.walk('.\texts') found nothing and counts.md held a total row only.
+    context = started(tmp_path)
+    (tmp_path / "counts.md").write_text("| file | lines | words |\n|---|---|---|\n| Total | 0 | 0 |\n")
+    assert count_problems(context) == [
+        "counts.md counts lines, words, but no row of its table names a file of the workspace ('Total'): the "
+        "code found no files to count; check the folder it searched (a path relative to the workspace, with /) "
+        "and write a row for each file"
+    ]
+    other = ToolContext(run_id="r", workspace=tmp_path)  # a task not about each file: such a table may be right
+    progress.task_message("Count the lines and words of the meeting notes per speaker into counts.md.", other)
+    (tmp_path / "counts.md").write_text("| speaker | lines | words |\n|---|---|---|\n| Ana | 2 | 9 |\n")
+    assert count_problems(other) == []

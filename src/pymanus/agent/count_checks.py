@@ -17,6 +17,7 @@ from pathlib import Path
 
 from pymanus.agent.progress import locate, written_files
 from pymanus.agent.table_checks import read_table
+from pymanus.tools.builtin.file_state import TASK_WORDS
 from pymanus.tools.builtin.workspace_scan import is_file
 from pymanus.tools.tool import ToolContext
 
@@ -49,8 +50,11 @@ _COUNTS: dict[str, tuple[str, str, Callable[[str], set[int]]]] = {
 
 
 def count_problems(context: ToolContext) -> list[str]:
-    """Rows of the tables the run wrote whose line, word or character counts differ from the files they name."""
+    """Rows of the tables the run wrote whose line, word or character counts differ from the files they name,
+    and, for a task about each file, such tables that name no file at all (its code searched the wrong folder)."""
     workspace = Path(context.workspace)
+    words = context.state.get(TASK_WORDS, frozenset())
+    per_file = bool({"each", "every", "Each", "Every"} & words) and bool({"file", "files"} & words)
     problems = []
     for name in written_files(context):
         table = read_table(workspace / name)
@@ -60,9 +64,18 @@ def count_problems(context: ToolContext) -> list[str]:
         columns = {index: _COUNTS[key] for index, cell in enumerate(header) if (key := _count_key(cell))}
         if not columns:
             continue
+        texts = [_named_file_text(workspace, row) for row in rows]
+        files_column = bool(header) and bool(re.search(r"file|path", header[0], re.IGNORECASE))
+        if per_file and files_column and not any(text is not None for text in texts):
+            labels = ", ".join(repr(row[0].strip()) for row in rows[:_SHOWN] if row) or "no rows"
+            problems.append(
+                f"{name} counts {', '.join(sorted({what for what, _, _ in columns.values()}))}, but no row of its "
+                f"table names a file of the workspace ({labels}): the code found no files to count; check the "
+                "folder it searched (a path relative to the workspace, with /) and write a row for each file"
+            )
+            continue
         wrong = []
-        for row in rows:
-            text = _named_file_text(workspace, row)
+        for row, text in zip(rows, texts, strict=True):
             if text is None:
                 continue
             label = row[0].strip() or "?"
