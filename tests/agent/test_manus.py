@@ -268,6 +268,40 @@ async def test_a_report_of_typed_numbers_is_sent_back_for_a_small_model(tmp_path
     assert "report.md was written without running any code, but its values come from sales.csv" in sent_back
 
 
+async def test_a_table_typed_from_the_values_a_failed_block_showed_counts_as_computed(tmp_path: Path) -> None:
+    # word_counts: the block computed every count and failed on its last line; the values shown
+    # with the error were the real counts, and the 1.5B wrote them to the table by hand.
+    workspace = tmp_path / "ws"
+    (workspace / "texts").mkdir(parents=True)
+    (workspace / "texts" / "alpha.txt").write_text("one two three\nfour five\n")
+    (workspace / "texts" / "beta.txt").write_text("six seven eight nine ten eleven twelve\n")
+    code = (
+        "rows = []\n"
+        "for name in ['texts/alpha.txt', 'texts/beta.txt']:\n"
+        "    text = read_file(name)\n"
+        "    rows.append((name, len(text.splitlines()), len(text.split())))\n"
+        "rows.append(('total', sum(r[1] for r in rows), sum(r[2] for r in rows)))\n"
+        "table = [f'| {name} | {counts[0]} |' for name, counts in rows]\n"
+    )
+    table = (
+        "| file | lines | words |\n|---|---|---|\n| texts/alpha.txt | 2 | 5 |\n| texts/beta.txt | 1 | 7 |\n"
+        "| total | 3 | 12 |\n"
+    )
+    model = ScriptedModel(
+        [
+            call("python", code=code),
+            call("write_file", path="counts.md", content=table),
+        ],
+        name="local:test",
+    )
+    task = "For each .txt file in the texts folder, count its lines and words into counts.md, with a total row."
+    result = await run_preset(workspace, model, task)
+    failed = next(m.text for m in result.messages if m.role == "tool")
+    assert "Values on line 6: rows = [('texts/alpha.txt', 2, 5), ('texts/beta.txt', 1, 7), ('total', 3, 12)]" in failed
+    # the table ends the run: its numbers are what the code computed
+    assert (result.state, result.reason, result.steps) == (RunState.FINISHED, "done_check", 2), result.output
+
+
 def test_typed_output_of_a_script_the_run_wrote_is_sent_back_with_the_command_that_saves_it(tmp_path: Path) -> None:
     # squares_script: the 1.5B typed squares.txt, then typed it again when told no code computed it.
     context = ToolContext(run_id="r", workspace=tmp_path)

@@ -338,7 +338,8 @@ def uncomputed_outputs(task: str, context: ToolContext, *, code_since: float | N
     A small model reads a CSV and writes a report of made-up totals, or of a table header
     with no rows. A data file written while no code has run is sent back when the workspace has
     data to compute from (CSV, TSV or JSON inputs), when it holds numbers (decimals, or
-    integers of two digits or more) that are in no input and not in the task, or when it
+    integers of two digits or more) that are in no input, not in the task and in no output of
+    code (a block that failed still showed values), or when it
     lists workspace files (picked by what is in them, they are found by reading every file,
     which code does and a small model does not; a file that names every input is a report on
     each, unless the task picks files by content). Once code has run, such a file written by
@@ -356,6 +357,7 @@ def uncomputed_outputs(task: str, context: ToolContext, *, code_since: float | N
     inputs = input_files(context, written)
     data = [name for name in inputs if name.endswith(_TABLE_SUFFIXES)]
     known = _known_numbers(workspace, inputs, task)
+    shown_numbers = known | _numbers(printed)
     code_wrote = context.state.get(CODE_WROTE, {})
     problems = []
     for name in written:
@@ -369,7 +371,6 @@ def uncomputed_outputs(task: str, context: ToolContext, *, code_since: float | N
         if len(listed) < 2 or (len(listed) == len(inputs) and not selects_files(task)):
             listed = []  # every input named: a report on each of them, not a list of files found by content
         if code_since is not None:
-            shown_numbers = known | _numbers(printed)
             # The paths are counted, not named: told "does not show its src/app/utils.py, ...", the
             # 1.5B wrote exactly those to the file.
             paths = sum(other not in printed for other in listed)
@@ -397,7 +398,9 @@ def uncomputed_outputs(task: str, context: ToolContext, *, code_since: float | N
             problems.append(
                 f"{name} was written without running any code, but its values come from {', '.join(data[:3])}"
             )
-        elif unknown := [n for n in _NUMBER.findall(text) if _value(n) not in known]:
+        # Code that failed still showed values ("Values on line 10: rows = [('texts/alpha.txt', 3, 20), ...]"):
+        # the 1.5B wrote the table from them, and they were computed.
+        elif unknown := [n for n in _NUMBER.findall(text) if _value(n) not in shown_numbers]:
             shown = ", ".join(dict.fromkeys(unknown[:3]))
             problem = f"{name} holds numbers that are in no input and no code computed ({shown})"
             # "Write squares.py ..., run it, and save what it prints to squares.txt": the 1.5B typed
