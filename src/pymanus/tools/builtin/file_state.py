@@ -7,6 +7,7 @@ import hashlib
 import json
 
 from pymanus.errors import PathEscapeError
+from pymanus.messages import ToolCall
 from pymanus.sandbox import PathJail
 from pymanus.tools.tool import ToolContext
 from pymanus.tools.toolset import RESPONSE_CALLS
@@ -52,15 +53,17 @@ again and again until the run ended)."""
 def response_writes(jail: PathJail, context: ToolContext) -> set[str]:
     """The workspace paths the ``write_file`` and ``edit_file`` calls of the response being run write to
     (a package written before the module it imports, in the same response, is not refused)."""
-    paths = set()
-    for call in context.state.get(RESPONSE_CALLS, ()):
-        if call.name not in ("write_file", "edit_file"):
-            continue
-        try:
-            paths.add(jail.relative(jail.resolve(json.loads(call.arguments)["path"], write=True)))
-        except (ValueError, KeyError, TypeError, PathEscapeError):
-            continue  # a call with bad arguments writes nothing
-    return paths
+    return {path for call in context.state.get(RESPONSE_CALLS, ()) if (path := written_path(jail, call)) is not None}
+
+
+def written_path(jail: PathJail, call: ToolCall) -> str | None:
+    """The workspace path a ``write_file`` or ``edit_file`` call writes to (None: another call, or bad arguments)."""
+    if call.name not in ("write_file", "edit_file"):
+        return None
+    try:
+        return jail.relative(jail.resolve(json.loads(call.arguments)["path"], write=True))
+    except (ValueError, KeyError, TypeError, PathEscapeError):
+        return None  # a call with bad arguments writes nothing
 
 
 def repeated_version(file: str, before: str, updated: str, context: ToolContext) -> str | None:

@@ -1,0 +1,81 @@
+"""Edits of a task's code, tried against the task's failing check in a copy of the workspace.
+
+A task whose named check fails when the run starts ("so that `python -m unittest test_stats`
+passes", 'slugify("Hello, World!") returns "hello-world"') tests every edit of the code it
+checks. The 1.5B fixed the even-count median of fix_failing_test and broke the odd one, undid
+its edit, and went back and forth until the run ended; sampled again from the same request, it
+wrote the right fix in one of a few draws. So a response that edits a file the run started with,
+while that check fails, is made first in a copy of the workspace and the check run there: a
+response whose edits leave it failing is sampled again (see :mod:`pymanus.agent.trials`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+import shutil
+import tempfile
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from pymanus.agent import progress
+from pymanus.agent.task_checks import CheckResult, TaskChecks
+from pymanus.messages import ToolCall
+from pymanus.sandbox import PathJail
+from pymanus.tools.builtin.file_state import written_path
+from pymanus.tools.builtin.workspace_scan import scan
+from pymanus.tools.tool import Tool, ToolContext
+from pymanus.tools.toolset import Toolset
+
+EDITING_TOOLS = frozenset({"write_file", "edit_file"})
+"""The calls a trial makes in the copy; the response's other calls (python, terminate) it leaves out."""
+TRIAL_WORKSPACE_BYTES = 20_000_000
+"""Workspaces larger than this are not copied for a trial."""
+
+
+@dataclass(frozen=True)
+class EditTrial:
+    """A :data:`~pymanus.agent.hooks.CallTrial` of file edits against the task's named checks.
+
+    ``results(task, context)``: the checks' results for the run's workspace as it is;
+    ``tools(folder)``: the file tools bound to ``folder``; ``checks(folder)``: the task's checks run there.
+    """
+
+    results: Callable[[str, ToolContext], Awaitable[list[CheckResult]]]
+    tools: Callable[[Path], list[Tool]]
+    checks: Callable[[Path], TaskChecks]
+
+    async def __call__(self, task: str, calls: list[ToolCall], context: ToolContext) -> bool | None:
+        workspace = Path(context.workspace)
+        jail = PathJail(workspace)
+        edits = [call for call in calls if call.name in EDITING_TOOLS]
+        started_with = set(progress.input_files(context, ()))
+        if not any(written_path(jail, call) in started_with for call in edits):
+            return None
+        named = [result for result in await self.results(task, context) if not result.own]
+        if not progress.checks_failed_at_start(context) or not named or all(result.passed for result in named):
+            return None
+        snapshot = scan(workspace)
+        if snapshot is None or sum(size for _, size in snapshot.values()) > TRIAL_WORKSPACE_BYTES:
+            return None
+        try:
+            state = copy.deepcopy(context.state)
+        except Exception:  # state a tool keeps may not copy; then the edit is not tried
+            return None
+        with tempfile.TemporaryDirectory(prefix="pymanus-trial-") as folder:
+            copied = Path(folder) / "workspace"
+            await asyncio.to_thread(shutil.copytree, workspace, copied, symlinks=True)
+            trial = ToolContext(run_id=context.run_id, step=context.step, workspace=copied, state=state)
+            outcomes = await Toolset(self.tools(copied)).run_calls(edits, trial)
+            if any(outcome.result.is_error for outcome in outcomes):
+                return False
+            written = progress.written_files(trial)
+            return _passing(await self.checks(copied).results(task, trial, written=written))
+
+
+def _passing(results: Sequence[CheckResult]) -> bool:
+    """Whether the checks the task names all pass (the run's own checks are not the task's test;
+    a named command whose script the edits removed is not run, and does not pass)."""
+    named = [result for result in results if not result.own]
+    return bool(named) and all(result.passed for result in named)
