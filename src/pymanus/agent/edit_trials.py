@@ -6,7 +6,8 @@ checks. The 1.5B fixed the even-count median of fix_failing_test and broke the o
 its edit, and went back and forth until the run ended; sampled again from the same request, it
 wrote the right fix in one of a few draws. So a response that edits a file the run started with,
 while that check fails, is made first in a copy of the workspace and the check run there: a
-response whose edits leave it failing is sampled again (see :mod:`pymanus.agent.trials`).
+response whose edits leave it failing is sampled again (see :mod:`pymanus.agent.trials`). A response
+that edits a test module is not tried: a test made to pass is not the code fixed.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from pymanus.agent.task_checks import CheckResult, TaskChecks
 from pymanus.messages import ToolCall
 from pymanus.sandbox import PathJail
 from pymanus.tools.builtin.file_state import written_path
-from pymanus.tools.builtin.workspace_scan import scan
+from pymanus.tools.builtin.workspace_scan import is_test_file, scan
 from pymanus.tools.tool import Tool, ToolContext
 from pymanus.tools.toolset import Toolset
 
@@ -50,8 +51,10 @@ class EditTrial:
         workspace = Path(context.workspace)
         jail = PathJail(workspace)
         edits = [call for call in calls if call.name in EDITING_TOOLS]
+        paths = [written_path(jail, call) or "" for call in edits]
         started_with = set(progress.input_files(context, ()))
-        if not any(written_path(jail, call) in started_with for call in edits):
+        # A test made to pass is not the code fixed: a draw that edits a test is never the one picked.
+        if not any(path in started_with for path in paths) or any(is_test_file(path) for path in paths):
             return None
         named = [result for result in await self.results(task, context) if not result.own]
         if not progress.checks_failed_at_start(context) or not named or all(result.passed for result in named):

@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from pymanus.sandbox.process import Sandbox
+from pymanus.tools.builtin.workspace_scan import is_test_file
 
 TRACE_CHARS = 800
 """The most characters a trace takes; the lines in the middle of a long one are cut."""
@@ -43,7 +44,6 @@ _UNITTEST_AT = re.compile(r'File "([^"\n]+)", line (\d+)')
 _PYTEST = re.compile(r"^FAILED (\S+?\.py)::(\S+)", re.MULTILINE)
 _PYTEST_HEADER = re.compile(r"^_{3,} (.+?) _{3,}$", re.MULTILINE)
 _PYTEST_AT = re.compile(r"^([^\s:]+\.py):(\d+):", re.MULTILINE)
-_TEST_FILE = re.compile(r"(?:test_\w*|\w+_test)\.py")
 
 
 @dataclass(frozen=True)
@@ -92,7 +92,7 @@ def _pytest_block(output: str, title: str) -> str:
 
 def _last_test_line(places: list[tuple[str, str]]) -> tuple[str, int]:
     """The last (file, line) of the traceback in a test file: the test's line that made the failing call."""
-    in_tests = [(path, int(line)) for path, line in places if _TEST_FILE.fullmatch(path.rsplit("/", 1)[-1])]
+    in_tests = [(path, int(line)) for path, line in places if is_test_file(path)]
     return in_tests[-1] if in_tests else ("", 0)
 
 

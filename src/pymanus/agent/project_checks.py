@@ -19,6 +19,7 @@ from typing import Any
 
 from pymanus.agent.progress import named_folders, read_head, written_files
 from pymanus.tools.builtin.file_formats import loose_project_keys
+from pymanus.tools.builtin.workspace_scan import is_test_file
 from pymanus.tools.tool import ToolContext
 
 _NAME = re.compile(r"\bproject\s+(?:called|named)\s+[`'\"]?([A-Za-z_][\w.-]*?)[`'\"]?(?=[\s,.;:]|$)", re.IGNORECASE)
@@ -30,13 +31,12 @@ _ASKS_TESTS = re.compile(
     r"|\b(?:write|add|create)\s+(?:unit\s+)?tests\b",
     re.IGNORECASE,
 )
-_TEST_FILE = re.compile(r"(?:^|/)(?:test_\w*|\w+_test)\.py$")
 
 
 def missing_tests(task: str, context: ToolContext) -> list[str]:
     """That the run wrote no test file (``test_*.py``, ``*_test.py``) when ``task`` asks for a test."""
     asked = _ASKS_TESTS.search(task)
-    if asked is None or any(_TEST_FILE.search(name) for name in written_files(context)):
+    if asked is None or any(is_test_file(name) for name in written_files(context)):
         return []
     subject = asked["subject"] if asked["subject"] and asked["subject"].lower() not in _NOT_SUBJECTS else None
     folder = "tests/" if "tests" in named_folders(task) else ""

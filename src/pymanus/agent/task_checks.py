@@ -41,7 +41,7 @@ from pymanus.sandbox.paths import PathJail
 from pymanus.sandbox.process import ProcessResult, Sandbox
 from pymanus.sandbox.streams import fit
 from pymanus.tools.builtin.python_commands import parse_command
-from pymanus.tools.builtin.workspace_scan import scan
+from pymanus.tools.builtin.workspace_scan import is_test_file, scan
 from pymanus.tools.tool import ToolContext
 
 CHECK_TIMEOUT = 60.0
@@ -108,9 +108,6 @@ class CheckResult:
         return described
 
 
-_TEST_FILE = re.compile(r"(?:test_\w*|\w+_test)\.py")
-
-
 def own_checks(workspace: Path, written: Sequence[str]) -> list[tuple[str, list[str]]]:
     """Commands (label, argv) that check the run's work: the test files it wrote pass, and
     the modules it wrote in a package (a folder with ``__init__.py``, from the workspace
@@ -121,7 +118,7 @@ def own_checks(workspace: Path, written: Sequence[str]) -> list[tuple[str, list[
         path = PurePosixPath(name)
         if path.suffix != ".py" or not (workspace / name).is_file():
             continue
-        if _TEST_FILE.fullmatch(path.name):
+        if is_test_file(path.name):
             argv = [*(runner or ["-m", "unittest"]), name]
             checks.append((f"python {' '.join(argv)}", [sys.executable, *argv]))
         elif path.parent.parts and all(

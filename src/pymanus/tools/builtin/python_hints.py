@@ -18,7 +18,7 @@ import re
 from pathlib import Path, PurePosixPath
 
 from pymanus.tools.builtin.file_formats import definition_of, self_import
-from pymanus.tools.builtin.workspace_scan import defining_module, scan
+from pymanus.tools.builtin.workspace_scan import defining_module, is_test_file, scan
 
 TEXT_READ_NOTE = (
     "The code raised AttributeError (traceback above): a function that reads from an open file "
@@ -134,7 +134,6 @@ def _missing_submodule(workspace: Path, package: PurePosixPath, missing: str, er
 
 
 _NO_TESTS = re.compile(r"^Ran 0 tests in ", re.MULTILINE)
-_TEST_FILE = re.compile(r"(?:^|/)(?:test_\w*|\w+_test)\.py$")
 
 
 def no_tests_note(output: str, workspace: Path) -> str | None:
@@ -142,7 +141,7 @@ def no_tests_note(output: str, workspace: Path) -> str | None:
     if not _NO_TESTS.search(output):
         return None
     files = sorted(scan(workspace) or ())
-    modules = [name.removesuffix(".py").replace("/", ".") for name in files if _TEST_FILE.search(name)]
+    modules = [name.removesuffix(".py").replace("/", ".") for name in files if is_test_file(name)]
     if not modules:
         return (
             "unittest ran 0 tests, so nothing was tested: it collects unittest.TestCase classes with test_* "

@@ -23,6 +23,14 @@ from pymanus.tools.builtin.file_formats import format_warning
 from pymanus.tools.builtin.file_search import NOT_EXPANDED, human_size
 
 Snapshot = dict[str, tuple[int, int]]
+_TEST_FILE = re.compile(r"(?:test_\w*|\w+_test)\.py")
+
+
+def is_test_file(path: str) -> bool:
+    """Whether the file at ``path`` (a workspace path or a name) is a test module (``test_*.py``, ``*_test.py``)."""
+    return _TEST_FILE.fullmatch(path.rsplit("/", 1)[-1]) is not None
+
+
 """Relative POSIX path → (modification time in ns, size in bytes), for regular files."""
 
 SCAN_LIMIT = 2_000
