@@ -292,6 +292,26 @@ def test_a_table_without_the_total_row_the_task_asks_for_is_sent_back(tmp_path: 
     assert table_problems(COUNTS_TASK.replace(" Add a total row at the end.", ""), context) == []
 
 
+def test_a_last_row_of_sums_without_total_in_it_is_named_for_what_it_lacks(tmp_path: Path) -> None:
+    # word_counts run 209: pandas' df.sum() made the last row, and joined the file names where Total belongs.
+    context = start_run(tmp_path, COUNTS_TASK, {"alpha.txt": "a b\n"})
+    (tmp_path / "counts.md").write_text(
+        "| file | lines | words |\n|:---|---:|---:|\n| texts/alpha.txt | 3 | 20 |\n| texts/beta.txt | 5 | 22 |\n"
+        "| texts/gamma.txt | 1 | 12 |\n| texts/alpha.txttexts/beta.txttexts/gamma.txt | 9 | 54 |\n"
+    )
+    assert table_problems(COUNTS_TASK, context) == [
+        "counts.md's last row sums the rows above, but its first cell is "
+        "'texts/alpha.txttexts/beta.txttexts/gamma.txt', not Total: write Total in that cell (a sum of text "
+        "columns joins their text)"
+    ]
+    # a last row that is not the sum of the others is a row like them: the total row is missing
+    (tmp_path / "counts.md").write_text(
+        "| file | lines | words |\n|---|---|---|\n| texts/alpha.txt | 3 | 20 |\n| texts/beta.txt | 5 | 22 |\n"
+        "| texts/gamma.txt | 1 | 12 |\n"
+    )
+    assert table_problems(COUNTS_TASK, context)[0].startswith("counts.md's table has no total row")
+
+
 def test_a_total_row_that_is_not_the_sum_of_the_rows_above_is_sent_back(tmp_path: Path) -> None:
     task = "Write totals.csv with the amount per region, and a totals row."
     context = start_run(tmp_path, task, {"sales.csv": "region,amount\nNorth,1\n"})

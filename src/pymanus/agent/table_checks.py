@@ -22,6 +22,7 @@ from pathlib import Path
 from pymanus.agent.progress import FILE_NAME, input_files, locate, read_head, written_files
 from pymanus.agent.saved_output import saved_output
 from pymanus.agent.task_scope import scoped_folder
+from pymanus.sandbox.streams import fit
 from pymanus.tools.builtin.markdown_tables import markdown_table
 from pymanus.tools.builtin.workspace_scan import empty_cells, is_file
 from pymanus.tools.tool import ToolContext
@@ -112,23 +113,38 @@ def _total_row_problems(task: str, workspace: Path, written: Sequence[str]) -> l
     header, rows = table
     totals = [row for row in rows if any(_TOTAL_CELL.search(cell) and not _number(cell) for cell in row)]
     if not totals:
+        # word_counts: pandas' df.sum() gave the last row every column's sum, and the file names joined
+        # into one string ('texts/alpha.txttexts/beta.txt...') where Total belongs.
+        if len(rows) > 2 and (summed := _sums(header, rows[-1], rows[:-1])) and not any(summed.values()):
+            label = rows[-1][0].strip() if rows[-1] else ""
+            return [
+                f"{name}'s last row sums the rows above, but its first cell is {fit(label, 60)!r}, not Total: "
+                "write Total in that cell (a sum of text columns joins their text)"
+            ]
         return [
             f"{name}'s table has no total row, and the task asks for one: add a last row with Total in its first "
             "column and the sum of each column of numbers (compute the sums with python)"
         ]
     total, above = totals[-1], rows[: rows.index(totals[-1])]
-    wrong = []
+    wrong = [problem for problem in _sums(header, total, above).values() if problem]
+    if wrong:
+        return [f"{name}'s total row gives {'; '.join(wrong)}: compute the totals with python from the same values"]
+    return []
+
+
+def _sums(header: Sequence[str], total: Sequence[str], above: Sequence[Sequence[str]]) -> dict[str, str]:
+    """For each column of numbers in ``above`` that ``total`` has a number in: "" when it is their sum,
+    else what is wrong with it."""
+    checked = {}
     for index, column in enumerate(header):
         values = [_number(row[index]) if index < len(row) else None for row in above]
         given = _number(total[index]) if index < len(total) else None
         if given is None or not values or None in values:
             continue
         expected = sum(v[0] for v in values if v is not None)
-        if abs(given[0] - expected) > 0.51 * 10 ** -given[1]:  # the total as rounded in the cell
-            wrong.append(f"{column} {total[index].strip()}, but the rows above sum to {expected:g}")
-    if wrong:
-        return [f"{name}'s total row gives {'; '.join(wrong)}: compute the totals with python from the same values"]
-    return []
+        right = abs(given[0] - expected) <= 0.51 * 10 ** -given[1]  # the total as rounded in the cell
+        checked[column] = "" if right else f"{column} {total[index].strip()}, but the rows above sum to {expected:g}"
+    return checked
 
 
 def _number(cell: str) -> tuple[float, int] | None:
