@@ -93,6 +93,8 @@ async def test_only_edits_of_files_the_run_started_with_are_tried_while_the_chec
     new_file = call("write_file", path="helpers.py", content="X = 1\n")
     assert await trial(TASK, [new_file], context) is None  # a file the run did not start with
     assert await trial(TASK, [call("python", code="print(1)")], context) is None
+    # an edit that cannot be made fails on its own
+    assert await trial(TASK, [call("edit_file", path="stats.py", old_text="no such", new_text="x")], context) is None
     # a test edited to pass is not the code fixed
     easier_test = call("edit_file", path="test_stats.py", old_text="), 2.5)", new_text="), 3.5)")
     assert await trial(TASK, [easier_test], context) is None
