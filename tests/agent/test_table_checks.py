@@ -148,6 +148,13 @@ def test_a_markdown_report_without_the_table_the_task_asks_for_is_sent_back(tmp_
         "report.md has no Markdown table, and the task asks for one: a header row, a |---|---| line, "
         "then one row per item, like | North | 12.50 |"
     ]
+    # sales_report run 211: pandas' to_markdown(..., tablefmt='html')
+    (tmp_path / "report.md").write_text("<table>\n<thead>\n<tr><th>region</th></tr>\n</thead>\n</table>\n")
+    assert table_problems(task, context) == [
+        "report.md has no Markdown table (it holds an HTML <table>: with pandas, to_markdown without tablefmt "
+        "writes Markdown), and the task asks for one: a header row, a |---|---| line, then one row per item, like "
+        "| North | 12.50 |"
+    ]
     (tmp_path / "report.md").write_text("# Sales\n\n| region | total |\n|---|---|\n| North | 1.5 |\n")
     assert table_problems(task, context) == []
     assert table_problems("Write report.md summarising sales.csv.", context) == []  # no table asked for

@@ -47,6 +47,7 @@ _LIST_SEPARATOR = re.compile(r"\s*[,;]\s*|\s+")
 _LIST_ITEM = re.compile(r"-?\d+(?:\.\d+)?|[\w.-]*[/.][\w./-]+|'[^']*'|\"[^\"]*\"")
 # "Add a total row at the end", "with a totals row", "a row for the total"
 _TOTAL_ROW = re.compile(r"\btotals? (?:row|line)\b|\brow (?:for|of|with) (?:the )?totals?\b", re.IGNORECASE)
+_HTML_TABLE = re.compile(r"<table\b", re.IGNORECASE)
 _TOTAL_CELL = re.compile(r"\btotals?\b|\bsum\b", re.IGNORECASE)
 _NUMBER_CELL = re.compile(r"-?\d+(?:\.(\d+))?")
 _INPUTS_READ = 50
@@ -79,9 +80,11 @@ def table_problems(task: str, context: ToolContext) -> list[str]:
     path = _written_path(workspace, markdown, written) if markdown is not None else None
     header = table_header(path) if path is not None else None
     if path is not None and header is None:
+        # sales_report run 211: to_markdown('report.md', tablefmt='html'), then header=True for a Markdown one
+        html = " (it holds an HTML <table>: with pandas, to_markdown without tablefmt writes Markdown)"
         problems.append(
-            f"{markdown} has no Markdown table, and the task asks for one: a header row, a |---|---| line, "
-            "then one row per item, like | North | 12.50 |"
+            f"{markdown} has no Markdown table{html if _HTML_TABLE.search(read_head(path)) else ''}, and the task "
+            "asks for one: a header row, a |---|---| line, then one row per item, like | North | 12.50 |"
         )
     items = table_items(task)
     if header is not None and len(items) > len(header):
