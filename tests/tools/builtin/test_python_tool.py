@@ -120,6 +120,10 @@ async def test_a_wrong_value_shows_the_values_its_line_read(once: Tool) -> None:
     assert "Values on line 4: name = 'Alice' (str); total = 291.88 (float); totals = {'Alice': 291.88} (dict)" in (
         result.text
     )  # mean, a function, and average, assigned, are not shown
+    # the note says what the number is: run 211 summed each customer's orders, then took mean(total)
+    assert "got one number (a float); the values above show which name holds it. When that number is already the " in (
+        result.text
+    )
     long = await call(once, "label = 'x' * 500\nlabel + 1")
     shown = long.text.split("Values on line 2: ")[1].splitlines()[0]
     assert shown.startswith("label = 'xxx") and "..." in shown and len(shown) < 100  # a long value is cut
