@@ -111,6 +111,33 @@ def test_empty_cells_the_inputs_lack_send_the_answer_back(merge_run: ToolContext
     assert table_problems(MERGE_TASK, merge_run)
 
 
+def test_a_table_of_one_row_per_item_with_another_count_of_rows_than_its_input_is_sent_back(
+    merge_run: ToolContext,
+) -> None:
+    # merge_csv run 211: customers merged on the left, the orderless customer's empty cells filled with 0.
+    workspace = Path(merge_run.workspace)
+    (workspace / "merged.csv").write_text(
+        "order_id,customer_id,name,city,amount\n5001.0,1,Ana,Lyon,9.5\n5002.0,1,Ana,Lyon,3.0\n0.0,2,Ben,Porto,0.0\n"
+    )
+    assert table_problems(MERGE_TASK, merge_run) == [
+        "merged.csv has 3 rows, but the task asks for one row per order and orders.csv has 2: a merge keeps every "
+        "row of its left table with how='left', and only the rows that match with the default how='inner'. For one "
+        "row per row of orders.csv, run: pd.read_csv('orders.csv').merge(pd.read_csv('customers.csv'), "
+        "on='customer_id', how='left')[['order_id', 'customer_id', 'name', 'city', 'amount']]"
+        ".to_csv('merged.csv', index=False)"
+    ]
+    (workspace / "merged.csv").write_text("order_id,customer_id,name,city,amount\n5001,1,Ana,Lyon,9.5\n")
+    assert "merged.csv has 1 row, but the task asks" in table_problems(MERGE_TASK, merge_run)[0]  # an inner merge
+    (workspace / "merged.csv").write_text(
+        "order_id,customer_id,name,city,amount\n5001,1,Ana,Lyon,9.5\n5002,1,Ana,Lyon,3.0\n\n"
+    )
+    assert table_problems(MERGE_TASK, merge_run) == []  # one row per order (a blank line is no row)
+    # no input table of the items the task counts: nothing to compare with
+    task = MERGE_TASK.replace("one row per order", "one row per purchase")
+    (workspace / "merged.csv").write_text("order_id,customer_id,name,city,amount\n5001,1,Ana,Lyon,9.5\n")
+    assert table_problems(task, merge_run) == []
+
+
 def test_with_a_third_input_the_merge_to_keep_is_named_without_its_line(tmp_path: Path) -> None:
     inputs = {
         "orders.csv": "order_id,customer_id,amount\n5001,1,9.5\n",

@@ -47,6 +47,8 @@ _LIST_SEPARATOR = re.compile(r"\s*[,;]\s*|\s+")
 _LIST_ITEM = re.compile(r"-?\d+(?:\.\d+)?|[\w.-]*[/.][\w./-]+|'[^']*'|\"[^\"]*\"")
 # "Add a total row at the end", "with a totals row", "a row for the total"
 _TOTAL_ROW = re.compile(r"\btotals? (?:row|line)\b|\brow (?:for|of|with) (?:the )?totals?\b", re.IGNORECASE)
+# "with one row per order", "one line for each customer"
+_ROW_PER = re.compile(r"\bone (?:row|line) (?:per|for each|for every) (\w+)", re.IGNORECASE)
 _HTML_TABLE = re.compile(r"<table\b", re.IGNORECASE)
 _TOTAL_CELL = re.compile(r"\btotals?\b|\bsum\b", re.IGNORECASE)
 _NUMBER_CELL = re.compile(r"-?\d+(?:\.(\d+))?")
@@ -95,6 +97,8 @@ def table_problems(task: str, context: ToolContext) -> list[str]:
             "data.reset_index().to_markdown(index=False) to keep them as a column)"
         )
     problems.extend(empty)
+    if not empty:  # the empty cells' note already gives the merge that makes one row per row
+        problems.extend(_rows_per_item_problems(task, workspace, written, input_files(context, written)))
     problems.extend(_total_row_problems(task, workspace, written))
     problems.extend(_one_line_lists(task, workspace, written))
     problems.extend(_paths_out_of_scope(task, workspace, written))
@@ -285,6 +289,47 @@ def _empty_cell_problems(task: str, workspace: Path, written: Sequence[str], inp
                 f"{_unmatched_rows(task, workspace, sources, list(counted), name)}"
             )
     return problems
+
+
+def _rows_per_item_problems(task: str, workspace: Path, written: Sequence[str], inputs: Sequence[str]) -> list[str]:
+    """A table the task asks one row per item of ("one row per order") with another count of rows than
+    the input table of those items (orders.csv).
+
+    merge_csv run 211: the 1.5B merged customers on the left, then filled the empty cells of the
+    customer without orders with 0: 13 rows for 12 orders, and no empty cell left to notice.
+    """
+    match = _ROW_PER.search(task)
+    out = _file_near(task, match.start(), _TABLES) if match is not None else None
+    path = _written_path(workspace, out, written) if out is not None else None
+    if match is None or out is None or path is None:
+        return []
+    item = _singular(match.group(1).lower())
+    tables = [name for name in inputs if name.lower().endswith((".csv", ".tsv"))]
+    source = next((name for name in tables if _singular(Path(name).stem.lower()) == item), None)
+    if source is None or source == out:
+        return []
+    have, want = read_table(path), read_table(workspace / source)
+    if have is None or want is None or (rows := _count_rows(have[1])) == (expected := _count_rows(want[1])):
+        return []
+    code = _left_merge(task, workspace, source, [name for name in tables if name != source], out)
+    how = f"run: {code}" if code else f"merge with {source} on the left and how='left'"
+    return [
+        f"{out} has {rows} row{'s' * (rows != 1)}, but the task asks for one row per {match.group(1)} and {source} "
+        f"has {expected}: "
+        f"a merge keeps every row of its left table with how='left', and only the rows that match with the "
+        f"default how='inner'. For one row per row of {source}, {how}"
+    ]
+
+
+def _count_rows(rows: Sequence[Sequence[str]]) -> int:
+    return sum(any(cell.strip() for cell in row) for row in rows)
+
+
+def _singular(word: str) -> str:
+    """``word`` without its plural ending ("orders" → "order", "entries" → "entry")."""
+    if word.endswith("ies"):
+        return word[:-3] + "y"
+    return word[:-1] if word.endswith("s") and not word.endswith("ss") else word
 
 
 def _unmatched_rows(task: str, workspace: Path, sources: Sequence[str], empty_columns: Sequence[str], out: str) -> str:
