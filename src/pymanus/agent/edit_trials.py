@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import logging
 import shutil
 import tempfile
 from collections.abc import Awaitable, Callable, Sequence
@@ -30,6 +31,8 @@ from pymanus.tools.builtin.file_state import written_path
 from pymanus.tools.builtin.workspace_scan import is_test_file, scan
 from pymanus.tools.tool import Tool, ToolContext
 from pymanus.tools.toolset import Toolset
+
+logger = logging.getLogger(__name__)
 
 EDITING_TOOLS = frozenset({"write_file", "edit_file"})
 """The calls a trial makes in the copy; the response's other calls (python, terminate) it leaves out."""
@@ -72,6 +75,7 @@ class EditTrial:
             copied = Path(folder) / "workspace"
             await asyncio.to_thread(shutil.copytree, workspace, copied, symlinks=True)
             trial = ToolContext(run_id=context.run_id, step=context.step, workspace=copied, state=state)
+            logger.info("trying %d edit(s) in a copy of the workspace against the task's check", len(edits))
             outcomes = await Toolset(self.tools(copied)).run_calls(edits, trial)
             if any(outcome.result.is_error for outcome in outcomes):
                 return None  # an edit that cannot be made fails on its own, and its error tells the model why
