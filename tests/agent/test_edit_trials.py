@@ -68,6 +68,9 @@ async def test_an_edit_that_leaves_the_tasks_check_failing_is_drawn_again_and_th
     )
     assert [m.text.split(".")[0] for m in result.messages if m.role == "tool"] == ["Edited stats"]
     assert trial_folders() == folders  # the copies are gone
+    # the draws were asked with what the check said of the first edit
+    assert "AssertionError: 1 != 3" in model.requests[1][-1].text
+    assert model.requests[2][-1].text == model.requests[1][-1].text  # every draw: the report on the first edit
     assert sorted(p.name for p in workspace.iterdir()) == ["stats.py", "test_stats.py"]
 
 
@@ -87,8 +90,18 @@ async def test_only_edits_of_files_the_run_started_with_are_tried_while_the_chec
     assert isinstance(trial, EditTrial)
     context = ToolContext(run_id="r", workspace=workspace)
     progress.task_message(TASK, context, await trial.results(TASK, context))
-    assert await trial(TASK, [HALF_FIX], context) is False
-    assert await trial(TASK, [FIX], context) is True
+    half = await trial(TASK, [HALF_FIX], context)
+    assert half is not None and not half.passed
+    # the draws that follow are told what the check said of it
+    assert half.report.startswith(
+        "Your reply's edits were made first in a copy of the workspace, and the task's check still fails there:\n"
+        "`python -m unittest test_stats` FAILS"
+    )
+    assert "AssertionError: 1 != 3" in half.report and half.report.endswith(
+        "Write a different change that makes it pass."
+    )
+    fixed = await trial(TASK, [FIX], context)
+    assert fixed is not None and fixed.passed
     assert (workspace / "stats.py").read_text() == STATS  # tried in a copy
     new_file = call("write_file", path="helpers.py", content="X = 1\n")
     assert await trial(TASK, [new_file], context) is None  # a file the run did not start with

@@ -9,6 +9,7 @@ from pathlib import Path
 from helpers.agent_cases import assert_protocol
 from pymanus import Agent, Message, RunState, ToolContext, tool
 from pymanus.agent.events import ModelResponded, ToolCallFinished
+from pymanus.agent.hooks import TrialResult
 from pymanus.agent.loop import EXPLORE_TEMPERATURE
 from pymanus.errors import ModelOutputError
 from pymanus.messages import ToolCall
@@ -34,10 +35,12 @@ class Trial:
         self.good = good
         self.tried: list[int | None] = []
 
-    async def __call__(self, task: str, calls: list[ToolCall], context: ToolContext) -> bool | None:
+    async def __call__(self, task: str, calls: list[ToolCall], context: ToolContext) -> TrialResult | None:
         saves = [json.loads(c.arguments)["value"] for c in calls if c.name == "save"]
         self.tried.append(saves[0] if saves else None)
-        return None if not saves else saves[0] == self.good
+        if not saves:
+            return None
+        return TrialResult(passed=saves[0] == self.good, report=f"{saves[0]} is not {self.good}")
 
 
 def saved(tmp_path: Path) -> str:
@@ -54,8 +57,11 @@ async def test_a_response_failing_its_trial_is_drawn_again_and_the_passing_draw_
     assert [e.content for e in events if isinstance(e, ToolCallFinished)] == ["saved 3"]
     # every draw is a real model call, reported as one
     assert sum(isinstance(e, ModelResponded) for e in events) == 4
-    # the draws after the first are sampled more freely
+    # the draws after the first are sampled more freely, told why the first failed
     assert [s.temperature for s in model.request_settings[1:3]] == [EXPLORE_TEMPERATURE, EXPLORE_TEMPERATURE]
+    assert [r[-1].text for r in model.requests[1:3]] == ["1 is not 3", "1 is not 3"]
+    assert model.requests[1][:-1] == model.requests[0]  # the same request, the report added
+    assert all(m.text != "1 is not 3" for m in model.requests[3])  # the report is not kept in the history
 
 
 async def test_when_no_draw_passes_the_first_response_runs(tmp_path: Path) -> None:

@@ -71,10 +71,11 @@ class Agent:
         done_check: ``(task, context) -> str | None`` runs after every step whose calls all
             succeeded; an answer it returns ends the run as finished (reason ``"done_check"``)
             without asking the model for a ``terminate`` step.
-        call_trial: ``async (task, calls, context) -> bool | None`` tries a response's calls
-            before they run (e.g. in a copy of the workspace, against the task's tests); a
-            response that fails it is sampled again, up to ``trial_samples`` times, and the
-            first that passes runs instead (see :mod:`pymanus.agent.trials`).
+        call_trial: ``async (task, calls, context) -> TrialResult | None`` tries a response's
+            calls before they run (e.g. in a copy of the workspace, against the task's tests); a
+            response that fails it is sampled again with the trial's report, up to
+            ``trial_samples`` times, and the first that passes runs instead (see
+            :mod:`pymanus.agent.trials`).
         trial_samples: responses sampled again for a step whose first response fails ``call_trial``.
     """
 

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from pymanus.agent import progress
+from pymanus.agent.hooks import TrialResult
 from pymanus.agent.task_checks import CheckResult, TaskChecks
 from pymanus.messages import ToolCall
 from pymanus.sandbox import PathJail
@@ -36,6 +37,13 @@ logger = logging.getLogger(__name__)
 
 EDITING_TOOLS = frozenset({"write_file", "edit_file"})
 """The calls a trial makes in the copy; the response's other calls (python, terminate) it leaves out."""
+TRIAL_REPORT = (
+    "Your reply's edits were made first in a copy of the workspace, and the task's check still fails there:\n"
+    "{checks}\nWrite a different change that makes it pass."
+)
+"""What the draws after a response that failed its trial are asked with."""
+REPORT_CHARS = 1_200
+"""Characters of a failing check's output in :data:`TRIAL_REPORT` (its trace comes on top)."""
 TRIAL_WORKSPACE_BYTES = 20_000_000
 """Workspaces larger than this are not copied for a trial."""
 
@@ -52,7 +60,7 @@ class EditTrial:
     tools: Callable[[Path], list[Tool]]
     checks: Callable[[Path], TaskChecks]
 
-    async def __call__(self, task: str, calls: list[ToolCall], context: ToolContext) -> bool | None:
+    async def __call__(self, task: str, calls: list[ToolCall], context: ToolContext) -> TrialResult | None:
         workspace = Path(context.workspace)
         jail = PathJail(workspace)
         edits = [call for call in calls if call.name in EDITING_TOOLS]
@@ -80,11 +88,15 @@ class EditTrial:
             if any(outcome.result.is_error for outcome in outcomes):
                 return None  # an edit that cannot be made fails on its own, and its error tells the model why
             written = progress.written_files(trial)
-            return _passing(await self.checks(copied).results(task, trial, written=written))
+            return _verdict(await self.checks(copied).results(task, trial, written=written))
 
 
-def _passing(results: Sequence[CheckResult]) -> bool:
+def _verdict(results: Sequence[CheckResult]) -> TrialResult:
     """Whether the checks the task names all pass (the run's own checks are not the task's test;
-    a named command whose script the edits removed is not run, and does not pass)."""
+    a named command whose script the edits removed is not run, and does not pass), and if not, what they say."""
     named = [result for result in results if not result.own]
-    return bool(named) and all(result.passed for result in named)
+    failing = [result for result in named if not result.passed]
+    if named and not failing:
+        return TrialResult(passed=True)
+    shown = "\n".join(result.describe(REPORT_CHARS) for result in failing) or "the task's check did not run"
+    return TrialResult(passed=False, report=TRIAL_REPORT.format(checks=shown))

@@ -42,7 +42,7 @@ class RunLimits:
     with ``terminate`` withheld."""
     trial_samples: int = 3
     """Responses sampled again for a step whose first response fails its
-    :data:`~pymanus.agent.trials.CallTrial` (see :mod:`pymanus.agent.trials`)."""
+    :data:`~pymanus.agent.hooks.CallTrial` (see :mod:`pymanus.agent.trials`)."""
     attempts: int = 1
     """Attempts a run may make. When one fails early (an end reason in :data:`~pymanus.agent.attempts.RESTARTABLE`, with
     :data:`~pymanus.agent.attempts.MIN_ATTEMPT_STEPS` steps left), the workspace is put back as the run found it (see

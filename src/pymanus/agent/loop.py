@@ -390,7 +390,7 @@ class Run:
         """The events of the samples :func:`~pymanus.agent.trials.tried_response` draws, then the response to run."""
         return tried_response(
             first,
-            lambda: self._ask_model(request, tools, explore=True, withheld=withheld),
+            lambda report: self._ask_model([*request, Message.user(report)], tools, explore=True, withheld=withheld),
             lambda response: trial(self.task, response.message.tool_calls, self.spec.context),
             self.spec.limits.trial_samples,
         )
