@@ -336,6 +336,22 @@ async def test_code_written_as_a_result_file_gets_a_warning(tools: dict[str, Too
     assert "Warning" not in (await call(tools["write_file"], path="tool.py", content=code)).text  # code's place
 
 
+async def test_a_traceback_written_as_a_result_file_gets_a_warning(tools: dict[str, Tool], jail: PathJail) -> None:
+    # word_counts run 212: the 1.5B wrote its code's ValueError to counts.md
+    error = (
+        '[stderr]\nTraceback (most recent call last):\n  File "<cell 624ce6>", line 10, in <module>\n'
+        "ValueError: too many values to unpack (expected 2)\n"
+    )
+    result = await call(tools["write_file"], path="counts.md", content=error)
+    assert not result.is_error and (jail.root / "counts.md").read_text() == error
+    assert result.text.endswith(
+        "Warning: counts.md holds a Python traceback, the error output of code, not a result: fix the code the "
+        "error came from (the note after the traceback says how) and let it write counts.md. Fix it before using "
+        "the file."
+    )
+    assert "Warning" not in (await call(tools["write_file"], path="error.log", content=error)).text  # a log's place
+
+
 async def test_a_markdown_table_whose_first_row_repeats_its_header_gets_a_warning(
     tools: dict[str, Tool], jail: PathJail
 ) -> None:

@@ -27,6 +27,12 @@ def format_problem(name: str, text: str) -> str | None:
             f"{name} holds Python code, not what the code computes: run the code with python and write its "
             f"result (write_file('{name}', text) inside the code)"
         )
+    if suffix in _RESULT_TEXT and "Traceback (most recent call last):" in text:
+        # word_counts run 212: the 1.5B wrote its code's ValueError to counts.md, then edited the traceback
+        return (
+            f"{name} holds a Python traceback, the error output of code, not a result: fix the code the error "
+            f"came from (the note after the traceback says how) and let it write {name}"
+        )
     kind, parse = _FORMATS.get(suffix, ("", None))
     if parse is None:
         return None
