@@ -52,6 +52,21 @@ def test_a_json_list_or_object_the_task_names_in_words(tmp_path: Path) -> None:
     (tmp_path / "shipped.json").write_text('[{"id": 1001}]')
     (tmp_path / "totals.json").write_text('{"Alice": 12.5}')
     assert json_shape_problems(task, tmp_path) == []
+    # customer_totals run 213: the mapping wrapped in a key, with an average beside it
+    (tmp_path / "totals.json").write_text('{"customer_totals": {"Alice": 12.5, "Bob": 3.0}, "average_total": 7.75}')
+    assert json_shape_problems(task, tmp_path) == [
+        "totals.json puts its mapping under the key 'customer_totals' (with 'average_total' beside it), but the "
+        "task asks for the mapping itself as the object: write that dict alone (json.dump(customer_totals, f))"
+    ]
+    (tmp_path / "totals.json").write_text('{"totals": {"Alice": 12.5, "Bob": 3.0}}')
+    assert "under the key 'totals', but" in json_shape_problems(task, tmp_path)[0]
+    # a mapping of each name to an object is a mapping, not a wrapper
+    (tmp_path / "totals.json").write_text('{"Alice": {"total": 12.5}, "Bob": {"total": 3.0}}')
+    assert json_shape_problems(task, tmp_path) == []
+    # without "mapping", an object with a nested one is what the task may want
+    plain = task.replace(" mapping each customer's name to their total", "")
+    (tmp_path / "totals.json").write_text('{"customer_totals": {"Alice": 12.5}, "average_total": 7.75}')
+    assert json_shape_problems(plain, tmp_path) == []
 
 
 def test_missing_broken_and_unshaped_files_are_left_to_other_checks(tmp_path: Path) -> None:

@@ -20,7 +20,9 @@ _JSON_FILE = r"(?<![\w./-])(?P<file>(?:[\w-]+/)*\w[\w.-]*\.json)\b"
 # "stats.json as {"mean": ..., "median": ...}": an object literal in the sentence that names the file.
 _TEMPLATE = re.compile(_JSON_FILE + r"[^.{\n]*?\{(?P<body>[^{}\n]*\"[^{}\n]*)\}")
 # "shipped.json, as a JSON list", "customer_totals.json as a JSON object mapping ...".
-_KIND = re.compile(_JSON_FILE + r"[^.\n]*?\bas\s+an?\s+JSON\s+(?P<kind>list|array|object)\b", re.IGNORECASE)
+_KIND = re.compile(
+    _JSON_FILE + r"[^.\n]*?\bas\s+an?\s+JSON\s+(?P<kind>list|array|object)\b(?P<mapping>\s+mapping\b)?", re.IGNORECASE
+)
 _KEY = re.compile(r"\"([^\"]+)\"\s*:")
 _WANTS_NUMBERS = re.compile(r"\b(?:be|are|as)\s+(?:real\s+)?numbers\b|\bnumbers?,?\s+not\s+strings?\b", re.IGNORECASE)
 _NUMBER_TEXT = re.compile(r"\s*-?(?:\d+\.?\d*|\.\d+)\s*")
@@ -37,11 +39,18 @@ def json_shape_problems(task: str, workspace: Path) -> list[str]:
             continue  # missing, unparsable or too big to read: other checks name the first two
         if kind == "list" and not isinstance(data, list):
             problems.append(f"{name} holds a JSON {_kind_of(data)}, but the task asks for a JSON list")
-        elif kind == "object" and not isinstance(data, dict):
+        elif kind in ("object", "mapping") and not isinstance(data, dict):
             like = "{" + ", ".join(f'"{key}": ...' for key in keys) + "}" if keys else "{...}"
             problems.append(
                 f"{name} holds a JSON {_kind_of(data)}, but the task asks for one object like {like}: "
                 f"build that dict in python and write it with json.dump"
+            )
+        elif kind == "mapping" and isinstance(data, dict) and (wrapper := _wrapped_mapping(data)):
+            others = [key for key in data if key != wrapper]
+            beside = f" (with {', '.join(map(repr, others[:3]))} beside it)" if others else ""
+            problems.append(
+                f"{name} puts its mapping under the key {wrapper!r}{beside}, but the task asks for the mapping "
+                f"itself as the object: write that dict alone (json.dump({_identifier(wrapper)}, f))"
             )
         elif isinstance(data, dict) and (missing := [key for key in keys if key not in data]):
             problems.append(
@@ -90,14 +99,32 @@ def _numeric_strings(data: object, key: str = "") -> list[tuple[str, str]]:
 
 
 def _shapes(task: str) -> list[tuple[str, list[str], str]]:
-    """(file, the keys the task lists for it, "object" or "list") for each JSON file the task shapes."""
+    """(file, the keys the task lists for it, "object", "mapping" or "list") for each JSON file the task shapes."""
     shapes: dict[str, tuple[list[str], str]] = {}
     for match in _KIND.finditer(task):
-        shapes[match.group("file")] = ([], "object" if match.group("kind").lower() == "object" else "list")
+        kind = "list" if match.group("kind").lower() != "object" else "mapping" if match.group("mapping") else "object"
+        shapes[match.group("file")] = ([], kind)
     for match in _TEMPLATE.finditer(task):
         if keys := _KEY.findall(match.group("body")):
             shapes[match.group("file")] = (keys, "object")
     return [(name, keys, kind) for name, (keys, kind) in shapes.items()]
+
+
+def _wrapped_mapping(data: dict[str, object]) -> str | None:
+    """The key of the one nested object in ``data`` when ``data`` wraps a mapping rather than being it.
+
+    customer_totals run 213: ``{"customer_totals": {"Alice Martin": 899.85, ...}, "average_total": 738.7}``
+    for "a JSON object mapping each customer's name to their total". An object whose every value is an
+    object (each customer to their total and count) is a mapping, not a wrapper.
+    """
+    nested = [key for key, value in data.items() if isinstance(value, dict)]
+    if len(nested) == 1 and (len(data) == 1 or any(not isinstance(v, dict | list) for v in data.values())):
+        return nested[0]
+    return None
+
+
+def _identifier(key: str) -> str:
+    return re.sub(r"\W+", "_", key).strip("_") or "mapping"
 
 
 def _kind_of(data: object) -> str:
