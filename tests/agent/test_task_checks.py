@@ -231,3 +231,26 @@ async def test_a_failing_test_of_the_run_sends_the_answer_back(tmp_path: Path) -
     assert problem is not None
     assert problem.startswith("a check of the files this run wrote fails: `python -m pytest -q")
     assert "FAILED test_calc.py::test_double - assert (2 * 2) == 5" in problem
+
+
+async def test_a_test_file_of_the_run_that_runs_no_test_fails(tmp_path: Path) -> None:
+    # project_layout run 213: a test of main() parametrized with no cases, which pytest skips (exit code 0)
+    (tmp_path / "test_cli.py").write_text(
+        "import pytest\n\n\n@pytest.mark.parametrize('args', [])\ndef test_main(args):\n    assert args\n"
+    )
+    (tmp_path / "test_calc.py").write_text(
+        "import unittest\n\n\nclass CalcTest(unittest.TestCase):\n"
+        "    @unittest.skip('later')\n    def test_double(self):\n        self.assertEqual(2 * 2, 4)\n"
+    )
+    checks, context = TaskChecks(Sandbox(tmp_path)), context_for(tmp_path)
+    results = await checks.results("Write the tests.", context, written=["test_calc.py", "test_cli.py"])
+    assert [(r.passed, r.status) for r in results] == [
+        (False, "it ran no test: every test was skipped or none was found"),
+        (False, "it ran no test: every test was skipped or none was found"),
+    ], [r.output for r in results]
+    (tmp_path / "test_cli.py").write_text("def test_main():\n    assert 1 + 1 == 2\n\n\ndef test_skip():\n    pass\n")
+    (tmp_path / "test_calc.py").write_text(
+        "import pytest\n\n\ndef test_a():\n    pytest.skip('x')\n\n\ndef test_b():\n    pass\n"
+    )
+    results = await checks.results("Write the tests.", context, written=["test_calc.py", "test_cli.py"])
+    assert [r.passed for r in results] == [True, True]  # one test ran, another was skipped: a test ran

@@ -130,6 +130,30 @@ def own_checks(workspace: Path, written: Sequence[str]) -> list[tuple[str, list[
     return checks
 
 
+# pytest's summary with skips and no pass ("1 skipped in 0.01s"), or none collected
+_PYTEST_NOTHING_RAN = re.compile(r"^(?!.*\bpassed\b)(?:=+ )?\d+ skipped\b.* in [\d.]+s|\bno tests ran\b", re.MULTILINE)
+_UNITTEST_RAN = re.compile(r"^Ran (\d+) tests? in .*\n+OK(?: \(skipped=(\d+)\))?$", re.MULTILINE)
+
+
+def _nothing_ran(output: str) -> bool:
+    """Whether a pytest or unittest run that passed ran no test: none found, or every one skipped."""
+    if _PYTEST_NOTHING_RAN.search(output):
+        return True
+    ran = _UNITTEST_RAN.search(output)
+    return ran is not None and int(ran.group(1)) == int(ran.group(2) or 0)
+
+
+def _ran_a_test(result: CheckResult) -> CheckResult:
+    """``result`` of a test file the run wrote, failed when it passed without running a test.
+
+    project_layout run 213: the 1.5B's test of ``main()`` was ``@pytest.mark.parametrize('args', [])``,
+    a test with no cases, which pytest skips: "1 skipped", exit code 0, and a project "with a test".
+    """
+    if not result.passed or "import " in result.command or not _nothing_ran(result.output):
+        return result
+    return replace(result, passed=False, status="it ran no test: every test was skipped or none was found")
+
+
 class TaskChecks:
     """Runs a task's named checks in ``sandbox``, once per state of the workspace."""
 
@@ -168,7 +192,7 @@ class TaskChecks:
             )
         if saved is not None and (saved_check := await self._saved_output(saved)) is not None:
             results.append(saved_check)
-        results += [replace(await self._run(label, argv, _OWN_ENV), own=True) for label, argv in own]
+        results += [_ran_a_test(replace(await self._run(label, argv, _OWN_ENV), own=True)) for label, argv in own]
         context.state[_STATE] = (key, snapshot, results)
         return results
 
