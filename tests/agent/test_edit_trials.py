@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import logging
 import tempfile
 from pathlib import Path
+
+import pytest
 
 from helpers.preset_cases import run_preset, settings_for
 from pymanus import RunState
@@ -83,7 +86,9 @@ async def test_when_no_draw_fixes_the_check_the_first_edit_runs(tmp_path: Path) 
     assert result.reason == "model_error"  # the script ran out at the next step
 
 
-async def test_only_edits_of_files_the_run_started_with_are_tried_while_the_check_fails(tmp_path: Path) -> None:
+async def test_only_edits_of_files_the_run_started_with_are_tried_while_the_check_fails(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
     workspace = stats_workspace(tmp_path)
     agent = build_manus_agent(settings_for(workspace), model=ScriptedModel([], name="local:test"))
     trial = agent.call_trial
@@ -106,8 +111,12 @@ async def test_only_edits_of_files_the_run_started_with_are_tried_while_the_chec
     new_file = call("write_file", path="helpers.py", content="X = 1\n")
     assert await trial(TASK, [new_file], context) is None  # a file the run did not start with
     assert await trial(TASK, [call("python", code="print(1)")], context) is None
-    # an edit that cannot be made fails on its own
-    assert await trial(TASK, [call("edit_file", path="stats.py", old_text="no such", new_text="x")], context) is None
+    # an edit that cannot be made fails on its own; the log says why it was not tried
+    with caplog.at_level(logging.INFO, logger="pymanus.agent.edit_trials"):
+        assert (
+            await trial(TASK, [call("edit_file", path="stats.py", old_text="no such", new_text="x")], context) is None
+        )
+    assert "the edit cannot be made, so it is not tried: old_text was not found in stats.py" in caplog.text
     # a test edited to pass is not the code fixed
     easier_test = call("edit_file", path="test_stats.py", old_text="), 2.5)", new_text="), 3.5)")
     assert await trial(TASK, [easier_test], context) is None

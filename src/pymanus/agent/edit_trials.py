@@ -85,7 +85,9 @@ class EditTrial:
             trial = ToolContext(run_id=context.run_id, step=context.step, workspace=copied, state=state)
             logger.info("trying %d edit(s) in a copy of the workspace against the task's check", len(edits))
             outcomes = await Toolset(self.tools(copied)).run_calls(edits, trial)
-            if any(outcome.result.is_error for outcome in outcomes):
+            failed = [outcome.result for outcome in outcomes if outcome.result.is_error]
+            if failed:
+                logger.info("the edit cannot be made, so it is not tried: %s", failed[0].text[:300])
                 return None  # an edit that cannot be made fails on its own, and its error tells the model why
             written = progress.written_files(trial)
             return _verdict(await self.checks(copied).results(task, trial, written=written))
