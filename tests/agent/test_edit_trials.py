@@ -105,6 +105,8 @@ async def test_only_edits_of_files_the_run_started_with_are_tried_while_the_chec
     assert "AssertionError: 1 != 3" in half.report and half.report.endswith(
         "Write a different change that makes it pass."
     )
+    # and shown the file as it still is, so that their edits start from its real text
+    assert f"The workspace itself is unchanged.\nstats.py as it is now:\n```\n{STATS.rstrip()}\n```" in half.report
     fixed = await trial(TASK, [FIX], context)
     assert fixed is not None and fixed.passed
     assert (workspace / "stats.py").read_text() == STATS  # tried in a copy

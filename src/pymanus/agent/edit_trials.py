@@ -6,7 +6,8 @@ checks. The 1.5B fixed the even-count median of fix_failing_test and broke the o
 its edit, and went back and forth until the run ended; sampled again from the same request, it
 wrote the right fix in one of a few draws. So a response that edits a file the run started with,
 while that check fails, is made first in a copy of the workspace and the check run there: a
-response whose edits leave it failing is sampled again (see :mod:`pymanus.agent.trials`). A response
+response whose edits leave it failing is sampled again (see :mod:`pymanus.agent.trials`), told what the
+check said and shown the edited files as they still are. A response
 that edits a test module is not tried: a test made to pass is not the code fixed; nor is one whose
 edit cannot be made (an ``old_text`` not in the file): its error is the quicker lesson, and draws
 of such a response (half a minute each on 2 cores) mostly failed the same way.
@@ -26,6 +27,7 @@ from pathlib import Path
 from pymanus.agent import progress
 from pymanus.agent.hooks import TrialResult
 from pymanus.agent.task_checks import CheckResult, TaskChecks
+from pymanus.errors import PathEscapeError
 from pymanus.messages import ToolCall
 from pymanus.sandbox import PathJail
 from pymanus.tools.builtin.file_state import written_path
@@ -39,11 +41,15 @@ EDITING_TOOLS = frozenset({"write_file", "edit_file"})
 """The calls a trial makes in the copy; the response's other calls (python, terminate) it leaves out."""
 TRIAL_REPORT = (
     "Your reply's edits were made first in a copy of the workspace, and the task's check still fails there:\n"
-    "{checks}\nWrite a different change that makes it pass."
+    "{checks}\nThe workspace itself is unchanged.{files}\nWrite a different change that makes it pass."
 )
 """What the draws after a response that failed its trial are asked with."""
 REPORT_CHARS = 1_200
 """Characters of a failing check's output in :data:`TRIAL_REPORT` (its trace comes on top)."""
+SHOWN_FILE_CHARS = 3_000
+"""Longest edited file :data:`TRIAL_REPORT` shows as it is. Without it, most draws of add_function
+were edits that could not be made: an ``old_text`` from the reply the draw never saw, or one
+the file no longer had, so the draw was spent (8 s on 2 cores) before its change was tried."""
 TRIAL_WORKSPACE_BYTES = 20_000_000
 """Workspaces larger than this are not copied for a trial."""
 
@@ -90,10 +96,26 @@ class EditTrial:
                 logger.info("the edit cannot be made, so it is not tried: %s", failed[0].text[:300])
                 return None  # an edit that cannot be made fails on its own, and its error tells the model why
             written = progress.written_files(trial)
-            return _verdict(await self.checks(copied).results(task, trial, written=written))
+            results = await self.checks(copied).results(task, trial, written=written)
+        return _verdict(results, _files_as_they_are(jail, paths))
 
 
-def _verdict(results: Sequence[CheckResult]) -> TrialResult:
+def _files_as_they_are(jail: PathJail, paths: Sequence[str]) -> str:
+    """The short files among ``paths`` as the workspace holds them, for :data:`TRIAL_REPORT`."""
+    shown = []
+    for path in dict.fromkeys(paths):
+        try:
+            handle, _ = jail.open_read(path)
+            with handle:
+                text = handle.read(SHOWN_FILE_CHARS + 1).decode("utf-8")
+        except (PathEscapeError, OSError, UnicodeDecodeError):
+            continue
+        if len(text) <= SHOWN_FILE_CHARS:
+            shown.append(f"\n{path} as it is now:\n```\n{text.rstrip()}\n```")
+    return "".join(shown)
+
+
+def _verdict(results: Sequence[CheckResult], files: str) -> TrialResult:
     """Whether the checks the task names all pass (the run's own checks are not the task's test;
     a named command whose script the edits removed is not run, and does not pass), and if not, what they say."""
     named = [result for result in results if not result.own]
@@ -101,4 +123,4 @@ def _verdict(results: Sequence[CheckResult]) -> TrialResult:
     if named and not failing:
         return TrialResult(passed=True)
     shown = "\n".join(result.describe(REPORT_CHARS) for result in failing) or "the task's check did not run"
-    return TrialResult(passed=False, report=TRIAL_REPORT.format(checks=shown))
+    return TrialResult(passed=False, report=TRIAL_REPORT.format(checks=shown, files=files))
