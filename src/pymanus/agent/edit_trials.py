@@ -47,9 +47,9 @@ TRIAL_REPORT = (
 REPORT_CHARS = 1_200
 """Characters of a failing check's output in :data:`TRIAL_REPORT` (its trace comes on top)."""
 SHOWN_FILE_CHARS = 3_000
-"""Longest edited file :data:`TRIAL_REPORT` shows as it is. Without it, most draws of add_function
-were edits that could not be made: an ``old_text`` from the reply the draw never saw, or one
-the file no longer had, so the draw was spent (8 s on 2 cores) before its change was tried."""
+"""Longest edited file :data:`TRIAL_REPORT` shows as it is. A draw does not see the reply that failed,
+and some of add_function's draws gave an ``old_text`` that file does not hold, which spent the
+draw (8 s on 2 cores) before its change was tried."""
 TRIAL_WORKSPACE_BYTES = 20_000_000
 """Workspaces larger than this are not copied for a trial."""
 
