@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from pymanus.agent.events import Event, RunFinished
-from pymanus.agent.hooks import CallTrial, CompletionCheck, DoneCheck, NextStepPrompt, TaskMessage
+from pymanus.agent.hooks import CompletionCheck, DoneCheck, NextStepPrompt, TaskMessage
 from pymanus.agent.limits import RunLimits
 from pymanus.agent.loop import Run, RunSpec
 from pymanus.agent.result import RunResult
@@ -71,12 +71,6 @@ class Agent:
         done_check: ``(task, context) -> str | None`` runs after every step whose calls all
             succeeded; an answer it returns ends the run as finished (reason ``"done_check"``)
             without asking the model for a ``terminate`` step.
-        call_trial: ``async (task, calls, context) -> TrialResult | None`` tries a response's
-            calls before they run (e.g. in a copy of the workspace, against the task's tests); a
-            response that fails it is sampled again with the trial's report, up to
-            ``trial_samples`` times, and the first that passes runs instead (see
-            :mod:`pymanus.agent.trials`).
-        trial_samples: responses sampled again for a step whose first response fails ``call_trial``.
     """
 
     def __init__(
@@ -101,8 +95,6 @@ class Agent:
         completion_check: CompletionCheck | None = None,
         task_message: TaskMessage | None = None,
         done_check: DoneCheck | None = None,
-        call_trial: CallTrial | None = None,
-        trial_samples: int = 3,
     ) -> None:
         if max_steps < 1:
             raise ValueError("max_steps must be at least 1")
@@ -122,7 +114,6 @@ class Agent:
             resample_repeats=resample_repeats,
             attempts=attempts,
             wrap_up=wrap_up,
-            trial_samples=trial_samples,
         )
         self.finish_on_text = finish_on_text
         self.stream = stream
@@ -132,7 +123,6 @@ class Agent:
         self.completion_check = completion_check
         self.task_message = task_message
         self.done_check = done_check
-        self.call_trial = call_trial
         self._closers: list[Callable[[], Awaitable[None]]] = []
         self._run_end_hooks: list[Callable[[str], Awaitable[None]]] = []
         self._restart_hooks: list[Callable[[str], Awaitable[None]]] = []
@@ -180,7 +170,6 @@ class Agent:
             completion_check=self.completion_check,
             task_message=self.task_message,
             done_check=self.done_check,
-            call_trial=self.call_trial,
             on_end=tuple(self._run_end_hooks),
             on_restart=tuple(self._restart_hooks),
         )

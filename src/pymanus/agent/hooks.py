@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
 
-from pymanus.messages import ToolCall
 from pymanus.tools.tool import ToolContext
 
 CompletionCheck = Callable[[str, str, ToolContext], "str | Awaitable[str | None] | None"]
@@ -22,16 +20,3 @@ DoneCheck = Callable[[str, ToolContext], "str | Awaitable[str | None] | None"]
 """``done(task, context)``: after a step whose calls all succeeded, the final answer when the
 workspace shows the task done (its outputs exist and pass their checks), else None: the run
 then ends without spending a step on ``terminate``."""
-
-
-@dataclass(frozen=True)
-class TrialResult:
-    """What trying a response's calls showed."""
-
-    passed: bool
-    report: str = ""
-    """Why they do not pass, for the model (a failing check's output): the draws that follow are asked with it."""
-
-
-CallTrial = Callable[[str, list[ToolCall], ToolContext], Awaitable[TrialResult | None]]
-"""``trial(task, calls, context)``: whether ``calls`` would pass the task's test (``None``: not tried)."""

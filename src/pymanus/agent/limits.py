@@ -40,9 +40,6 @@ class RunLimits:
     ``terminate`` that copies the note the last answer was sent back with, or gives up (status
     "failure") with the words of the last tool result (:func:`~pymanus.agent.guards.parrots_sent_back`),
     with ``terminate`` withheld."""
-    trial_samples: int = 3
-    """Responses sampled again for a step whose first response fails its
-    :data:`~pymanus.agent.hooks.CallTrial` (see :mod:`pymanus.agent.trials`)."""
     attempts: int = 1
     """Attempts a run may make. When one fails early (an end reason in :data:`~pymanus.agent.attempts.RESTARTABLE`, with
     :data:`~pymanus.agent.attempts.MIN_ATTEMPT_STEPS` steps left), the workspace is put back as the run found it (see

@@ -32,7 +32,7 @@ from pymanus.agent.events import (
     ToolCallStarted,
 )
 from pymanus.agent.guards import REPEAT_HINT, FailureGuard, RepeatGuard, StepLog, parrots_sent_back, repeated_step
-from pymanus.agent.hooks import CallTrial, CompletionCheck, DoneCheck, NextStepPrompt, TaskMessage
+from pymanus.agent.hooks import CompletionCheck, DoneCheck, NextStepPrompt, TaskMessage
 from pymanus.agent.limits import RunLimits
 from pymanus.agent.notes import (
     EARLIER_REPEAT_NOTE,
@@ -50,7 +50,6 @@ from pymanus.agent.notes import (
 from pymanus.agent.request_settings import request_settings
 from pymanus.agent.result import RunResult
 from pymanus.agent.snapshot import WorkspaceSnapshot
-from pymanus.agent.trials import tried_response
 from pymanus.errors import ModelError, ModelOutputError
 from pymanus.messages import Message, Usage
 from pymanus.models.base import Model, ModelResponse, ModelSettings, TextChunk, ToolDefinition
@@ -86,7 +85,6 @@ class RunSpec:
     completion_check: CompletionCheck | None = None
     task_message: TaskMessage | None = None
     done_check: DoneCheck | None = None
-    call_trial: CallTrial | None = None
     on_end: tuple[Callable[[str], Awaitable[None]], ...] = ()
     on_restart: tuple[Callable[[str], Awaitable[None]], ...] = ()
     """Awaited with the run id when a run starts another attempt (to drop per-run tool state)."""
@@ -308,12 +306,6 @@ class Run:
                 if withheld:
                     note += WITHHELD_NOTE.format(names=", ".join(f"`{name}`" for name in sorted(withheld)))
             assert response is not None
-            if spec.call_trial is not None:
-                async for item in self._tried(asked, tools, response, withheld, spec.call_trial):
-                    if isinstance(item, ModelResponse):
-                        response = item
-                    else:
-                        yield item
             message = response.message
             self.messages.append(message)
             if not message.tool_calls:
@@ -378,22 +370,6 @@ class Run:
                 self._finish("done_check", answer)
             if self.state is not RunState.RUNNING:
                 return
-
-    def _tried(
-        self,
-        request: list[Message],
-        tools: list[ToolDefinition],
-        first: ModelResponse,
-        withheld: set[str],
-        trial: CallTrial,
-    ) -> AsyncGenerator[AnyEvent | ModelResponse, None]:
-        """The events of the samples :func:`~pymanus.agent.trials.tried_response` draws, then the response to run."""
-        return tried_response(
-            first,
-            lambda report: self._ask_model([*request, Message.user(report)], tools, explore=True, withheld=withheld),
-            lambda response: trial(self.task, response.message.tool_calls, self.spec.context),
-            self.spec.limits.trial_samples,
-        )
 
     def _log_extra(self) -> dict[str, Any]:
         return {"run_id": self.run_id, "step": self.step}

@@ -15,7 +15,6 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Sequence
-from functools import partial
 from pathlib import Path
 
 from pymanus.agent import progress
@@ -23,7 +22,6 @@ from pymanus.agent.agent import Agent
 from pymanus.agent.count_checks import count_problems
 from pymanus.agent.coverage_checks import coverage_problems
 from pymanus.agent.done_check import done_answer, done_evidence
-from pymanus.agent.edit_trials import EditTrial
 from pymanus.agent.exclusion_checks import unfiltered_exclusions
 from pymanus.agent.json_checks import json_shape_problems
 from pymanus.agent.progress import locate, named_files, read_head
@@ -301,7 +299,6 @@ def build_manus_agent(settings: Settings, *, model: Model | None = None, asker: 
         answer = done_answer(context)
         return answer if missing_outputs(task, answer, context, results, uncomputed=uncomputed) is None else None
 
-    tools_in, checks_in = partial(_file_tools_in, settings, compact), partial(_checks_in, sandbox, settings)
     agent = Agent(
         model,
         tools=tools,
@@ -316,8 +313,6 @@ def build_manus_agent(settings: Settings, *, model: Model | None = None, asker: 
         completion_check=completion_check,
         # A step costs an embedded model 15 s and more; a hosted model's own summary is worth its step.
         done_check=done_check if compact else None,
-        # A draw of an embedded model costs seconds and no money; a hosted model's costs tokens.
-        call_trial=EditTrial(check_results, tools_in, checks_in) if compact else None,
         settings=preset_settings(model),
     )
     agent.system_prompt = SYSTEM_PROMPT.format(tools=describe_tools(list(agent.toolset))) + (
@@ -327,13 +322,3 @@ def build_manus_agent(settings: Settings, *, model: Model | None = None, asker: 
     agent.on_run_restart(python.close_session)
     agent.on_close(python.aclose)
     return agent
-
-
-def _file_tools_in(settings: Settings, compact: bool, folder: Path) -> list[Tool]:
-    """The preset's file tools, bound to ``folder`` (a copy of the workspace an edit is tried in)."""
-    return file_tools(PathJail(folder, settings.sandbox.read_only_roots), simple_edit=compact)
-
-
-def _checks_in(sandbox: Sandbox, settings: Settings, folder: Path) -> TaskChecks:
-    """The task's checks, run in ``folder`` with the isolation of the run's sandbox."""
-    return TaskChecks(Sandbox(folder, backend=sandbox.active_backend, read_only_binds=settings.sandbox.read_only_roots))
