@@ -12,7 +12,7 @@ import pytest
 from helpers.file_cases import call
 from pymanus.sandbox import PathJail
 from pymanus.tools import Tool, ToolContext
-from pymanus.tools.builtin.markdown_tables import close_table_gaps, mend_tables
+from pymanus.tools.builtin.markdown_tables import check_tables, close_table_gaps, drop_header_row, mend_tables
 
 
 async def test_a_written_file_that_does_not_parse_gets_a_warning(tools: dict[str, Tool], jail: PathJail) -> None:
@@ -352,18 +352,37 @@ async def test_a_traceback_written_as_a_result_file_gets_a_warning(tools: dict[s
     assert "Warning" not in (await call(tools["write_file"], path="error.log", content=error)).text  # a log's place
 
 
-async def test_a_markdown_table_whose_first_row_repeats_its_header_gets_a_warning(
+async def test_a_markdown_table_whose_first_row_repeats_its_header_is_written_without_it(
     tools: dict[str, Tool], jail: PathJail
 ) -> None:
     # pd.DataFrame([['file', 'lines'], ...]) given column names again: the header is also row 1.
     content = "| file | lines |\n|:-----|:------|\n| File  | lines |\n| a.txt | 3 |\n"
     result = await call(tools["write_file"], path="counts.md", content=content)
-    assert (
-        "Warning: counts.md is not valid Markdown (the table at line 1 repeats its header as its first row "
-        "(line 3): the rows it was made from start with the header"
-    ) in result.text
-    result = await call(tools["write_file"], path="counts.md", content="| file | lines |\n|---|---|\n| a.txt | 3 |\n")
+    assert (jail.root / "counts.md").read_text() == "| file | lines |\n|:-----|:------|\n| a.txt | 3 |\n"
+    assert "Note: the first row, a copy of the header, was removed" in result.text
     assert "Warning" not in result.text
+
+
+def test_a_table_whose_first_row_repeats_its_header_is_named_where_it_is_not_mended() -> None:
+    # An edit_file result is checked as written: the warning names the row.
+    with pytest.raises(ValueError, match=r"the table at line 1 repeats its header as its first row \(line 3\)"):
+        check_tables("| file | lines |\n|---|---|\n| File | lines |\n| a.txt | 3 |\n")
+
+
+@pytest.mark.parametrize(
+    ("text", "mended"),
+    [
+        ("| a | b |\n|---|---|\n| A | B |\n| 1 | 2 |\n", "| a | b |\n|---|---|\n| 1 | 2 |\n"),
+        ("| a | b |\n|---|---|\n| 1 | 2 |\n| a | b |\n", None),  # a later row is left to the model
+        ("| a | b |\n|---|---|\n| a | c |\n", None),
+        (
+            "Intro\n\n| a |\n|---|\n| a |\n| 1 |\n\n| b |\n|---|\n| b |\n",
+            "Intro\n\n| a |\n|---|\n| 1 |\n\n| b |\n|---|\n",
+        ),
+    ],
+)
+def test_only_a_first_row_equal_to_the_header_is_dropped(text: str, mended: str | None) -> None:
+    assert drop_header_row(text) == mended
 
 
 async def test_a_pyproject_with_project_keys_outside_a_table_gets_a_warning(

@@ -539,3 +539,17 @@ async def test_a_header_code_wrote_above_to_markdowns_own_is_dropped(once: Tool,
     result = await call(once, code)
     assert (sandbox.workspace / "report.md").read_text() == "| region | total |\n|:---|---:|\n| East | 4.5 |"
     assert "Note: in report.md, the header row written above the table's own header was removed" in result.text
+
+
+async def test_a_first_row_repeating_the_header_of_a_table_code_wrote_is_dropped(once: Tool, sandbox: Sandbox) -> None:
+    # sales_report, run 220: the rows given to pd.DataFrame started with the column names.
+    code = (
+        "import pandas as pd\n"
+        "rows = [['Region', 'Total'], ['South', 4865.83], ['West', 4329.53]]\n"
+        "pd.DataFrame(rows, columns=['Region', 'Total']).to_markdown('report.md', index=False)"
+    )
+    result = await call(once, code)
+    table = (sandbox.workspace / "report.md").read_text()
+    first_cells = [line.split("|")[1].strip() for line in table.splitlines()]
+    assert first_cells[:1] + first_cells[2:] == ["Region", "South", "West"]
+    assert "Note: in report.md, the first row, a copy of the header, was removed" in result.text

@@ -1,8 +1,8 @@
-"""Markdown tables: reading them, what makes one unreadable, and mending the two mistakes that do.
+"""Markdown tables: reading them, what makes one unreadable, and mending the three mistakes that do.
 
 A table a model computed is worth little if it does not render: a header with no rows, two
 headers, empty lines between rows. :func:`check_tables` names the problem (a warning on the
-written file); :func:`mend_tables` repairs the two mistakes with one reading only, and
+written file); :func:`mend_tables` repairs the three mistakes with one reading only, and
 :func:`mend_table_files` does so in the files code wrote, through the workspace's jail.
 """
 
@@ -77,14 +77,18 @@ def markdown_table(text: str) -> tuple[list[str], list[list[str]]] | None:
 def mend_tables(text: str) -> tuple[str, list[str]] | None:
     """``text`` with its Markdown tables mended, and what was mended, in words (None: nothing was).
 
-    Two mistakes that leave a table a model computed unreadable, with one reading only: a header
+    Three mistakes that leave a table a model computed unreadable, with one reading only: a header
     written by hand above the one ``DataFrame.to_markdown()`` writes (sales_report, runs 104 and
-    105), and empty lines between rows (:func:`close_table_gaps`).
+    105), a first row that repeats the header (:func:`drop_header_row`), and empty lines between
+    rows (:func:`close_table_gaps`).
     """
     fixes = []
     if (single := drop_hand_header(text)) is not None:
         text = single
         fixes.append("the header row written above the table's own header was removed")
+    if (headed := drop_header_row(text)) is not None:
+        text = headed
+        fixes.append("the first row, a copy of the header, was removed")
     if (closed := close_table_gaps(text)) is not None:
         text = closed
         fixes.append("the empty lines between its table rows were removed")
@@ -106,6 +110,24 @@ def drop_hand_header(text: str) -> str | None:
                 changed = True
                 continue
         number += 1
+    return "\n".join(lines) if changed else None
+
+
+def drop_header_row(text: str) -> str | None:
+    """``text`` without the first row of each table whose cells are its header's (None: no table has one).
+
+    ``pd.DataFrame([['Region', 'Total'], ['South', 4865.83], ...], columns=['Region', 'Total'])``
+    makes the column names a row too. Told so in a warning, the 1.5B wrote the same rows again
+    (sales_report, run 220); a row that names the columns is never one of the values.
+    """
+    lines = text.split("\n")
+    changed = False
+    for number in range(len(lines) - 2, 0, -1):
+        if _is_rule(lines[number]) and "|" in lines[number - 1] and "|" in lines[number + 1]:
+            header = [cell.lower() for cell in table_cells(lines[number - 1])]
+            if [cell.lower() for cell in table_cells(lines[number + 1])] == header:
+                del lines[number + 1]
+                changed = True
     return "\n".join(lines) if changed else None
 
 
