@@ -423,6 +423,22 @@ async def test_a_setup_script_written_as_pyproject_toml_gets_the_toml_it_means(
     assert "setup.py" not in other.text  # not a setup() call: only the parse error
 
 
+async def test_a_project_table_written_over_several_lines_inline_gets_the_toml_it_means(
+    tools: dict[str, Tool], jail: PathJail
+) -> None:
+    # project_layout, run 220: the 1.5B's whole pyproject.toml.
+    inline = "project = {\n    name = 'weather',\n    version = '0.1.0',\n}"
+    result = await call(tools["write_file"], path="pyproject.toml", content=inline)
+    fixed = '[project]\nname = "weather"\nversion = "0.1.0"\n'
+    assert result.text.endswith(
+        "Warning: pyproject.toml is not valid TOML (Invalid initial character for a key part (at line 1, column 12)); "
+        "it writes `project = {...}` over several lines, and a TOML table written so must be on one line: "
+        f"write_file pyproject.toml with {json.dumps(fixed)}. Fix it before using the file."
+    )
+    one_line = await call(tools["write_file"], path="pyproject.toml", content="project = {name = 'weather'}\n")
+    assert "Warning" not in one_line.text  # valid TOML: the same [project] table
+
+
 async def test_lines_new_text_repeats_next_to_old_text_are_replaced_not_written_twice(
     tools: dict[str, Tool], jail: PathJail
 ) -> None:

@@ -41,10 +41,8 @@ def format_problem(name: str, text: str) -> str | None:
     except (ValueError, SyntaxError) as exc:  # JSONDecodeError and TOMLDecodeError are ValueErrors
         detail = f"{exc.msg} at line {exc.lineno}" if isinstance(exc, SyntaxError) else str(exc)
         advice = _JSON_ADVICE if kind == "JSON" else ""
-        if name.rsplit("/", 1)[-1] == "pyproject.toml" and (fixed := setup_script_as_toml(text)):
-            advice = (
-                f"; it is a setup.py script, and pyproject.toml is TOML: write_file {name} with {json.dumps(fixed)}"
-            )
+        if name.rsplit("/", 1)[-1] == "pyproject.toml" and (meant := project_table_meant(text)):
+            advice = f"; {meant[0]}: write_file {name} with {json.dumps(meant[1])}"
         return f"{name} is not valid {kind} ({detail}){advice}"
     if name.rsplit("/", 1)[-1] == "pyproject.toml":
         return loose_project_keys(name, text)
@@ -77,21 +75,28 @@ def loose_project_keys(name: str, text: str) -> str | None:
 
 
 _SETUP_CALL = re.compile(r"\bsetup\s*\(")
-_SETUP_KEYWORD = re.compile(r"\b(name|version|description)\s*=\s*(['\"])([^'\"\n]*)\2")
+_PROJECT_AS_VALUE = re.compile(r"^\s*project\s*=\s*\{", re.MULTILINE)
+_PROJECT_KEYWORD = re.compile(r"\b(name|version|description)\s*=\s*(['\"])([^'\"\n]*)\2")
 
 
-def setup_script_as_toml(text: str) -> str | None:
-    """The [project] table for a ``setup(name=..., version=...)`` script written as pyproject.toml (else None).
+def project_table_meant(text: str) -> tuple[str, str] | None:
+    """What a pyproject.toml that does not parse holds instead of TOML, and the [project] table it means (else None).
 
-    The 1.5B wrote setuptools' ``setup()`` call into pyproject.toml (with a stray bracket, so
-    it is not even Python); "not valid TOML" alone did not tell it what the file should hold.
+    "not valid TOML" alone did not tell the 1.5B what the file should hold. It wrote setuptools'
+    ``setup()`` call there (with a stray bracket, so not even Python), and ``project = {`` with
+    a key on each line and a trailing comma (project_layout, run 220), which an inline table
+    may not have.
     """
-    if not _SETUP_CALL.search(text):
+    if _SETUP_CALL.search(text):
+        kind = "it is a setup.py script, and pyproject.toml is TOML"
+    elif _PROJECT_AS_VALUE.search(text):
+        kind = "it writes `project = {...}` over several lines, and a TOML table written so must be on one line"
+    else:
         return None
-    keys = {key: value for key, _, value in _SETUP_KEYWORD.findall(text)}
+    keys = {key: value for key, _, value in _PROJECT_KEYWORD.findall(text)}
     if "name" not in keys:
         return None
-    return "[project]\n" + "".join(f"{key} = {json.dumps(value)}\n" for key, value in keys.items())
+    return kind, "[project]\n" + "".join(f"{key} = {json.dumps(value)}\n" for key, value in keys.items())
 
 
 _RESULT_TEXT = (".txt", ".md", ".csv")
