@@ -311,6 +311,32 @@ async def test_the_run_cannot_read_what_the_first_message_shows_until_a_file_cha
     assert not {"read_file", "list_dir"} & {tool.name for tool in model.request_tools[0]}
 
 
+async def test_code_cannot_run_before_a_change_when_the_first_message_shows_a_check_failing(tmp_path: Path) -> None:
+    """add_function began with ``from textutils import slugify`` in 5 of 8 runs: an ImportError the
+    first message's check output already showed, a step lost."""
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    (workspace / "textutils.py").write_text("def shout(text):\n    return text.upper()\n")
+    task = 'Add slugify(title) to textutils.py. For example, slugify("A b") returns "a-b".'
+    fix = "def slugify(title):\n    return '-'.join(title.lower().split())\n"
+    model = ScriptedModel(
+        [
+            call("edit_file", path="textutils.py", old_text="", new_text="def slugify(title):\n    return title\n"),
+            call("python", code="from textutils import slugify\nprint(slugify('A b'))"),
+            call("edit_file", path="textutils.py", old_text="def slugify(title):\n    return title\n", new_text=fix),
+        ],
+        name="local:test",
+    )
+    result = await run_preset(workspace, model, task)
+    assert (result.state, model.remaining) == (RunState.FINISHED, 0), result.output  # the check passes: done
+    opening, changed = ({tool.name for tool in tools} for tools in model.request_tools[:2])
+    assert "python" not in opening and "edit_file" in opening
+    assert "python" in changed
+    passing = ScriptedModel([call("terminate", status="success", message="done")], name="local:test")
+    await run_preset(workspace, passing, task)  # the check passes now: nothing to repeat, code may run
+    assert "python" in {tool.name for tool in passing.request_tools[0]}
+
+
 async def test_files_made_from_nothing_may_come_in_one_response(tmp_path: Path) -> None:
     """project_layout, one call per reply: the 1.5B began with weather/__init__.py importing cli.py, was
     refused, and spent its steps on that import. Allowed several calls, it wrote the files in one reply."""

@@ -72,6 +72,11 @@ BRIEFED_TOOLS = frozenset({"read_file", "list_dir"})
 (whole, or a data file's first rows; or that it is empty): a read of a shown file only points
 back to it, a step lost (15 s on 2 cores). top_scores, after its code failed, listed its one-file
 workspace three times; data tasks read the CSV whose first rows they were shown, then wrote code."""
+CHECKED_TOOLS = frozenset({"python"})
+"""Tools also withheld while the workspace is as the first message showed it, when a check the task
+names failed there: the message shows what the check's run printed, so code run before any change
+only repeats it. add_function began with ``from textutils import slugify`` in 5 of 8 runs, a step
+lost to an ImportError, and fix_failing_test with re-typing the test."""
 PROSE_SUFFIXES = frozenset({".txt", ".md", ".rst", ""})
 """Files of prose: while one is shown whole, ``read_file`` stays callable. Denied that read, the
 1.5B rewrote meeting.txt and summarized status/*.txt through python, and lost text in 2 runs of 4
@@ -453,8 +458,9 @@ def task_message(
     """The task, then a briefing on the workspace and the checks; remembers the workspace as it was.
 
     ``withhold_briefed``: while the workspace stays as the briefing shows it in full, reading or
-    listing it again is withheld (a small model spends steps re-reading what it was shown; a
-    remote model keeps one tool list, so its provider's prompt cache holds across steps).
+    listing it again is withheld, and so is running code when a check the task names failed
+    (:data:`CHECKED_TOOLS`): a small model spends steps re-reading what it was shown; a remote
+    model keeps one tool list, so its provider's prompt cache holds across steps.
     """
     workspace = Path(context.workspace)
     context.state[_START] = snapshot = scan(workspace)
@@ -497,10 +503,11 @@ def task_message(
         )
     for key, paths in ((SHOWN_FILES, shown), (SHOWN_HEADS, heads)):
         context.state[key] = {path: snapshot[path] for path in paths if snapshot and path in snapshot}
+    context.state[_CHECKS_FAILED] = failing = any(not check.passed for check in checks if not check.own)
     if withhold_briefed and snapshot is not None and set(snapshot) <= {*shown, *heads}:  # empty too
         prose = any(PurePosixPath(path).suffix in PROSE_SUFFIXES for path in shown)
-        context.state[BRIEFED_WITHHELD_TOOLS] = (snapshot, BRIEFED_TOOLS - {"read_file"} if prose else BRIEFED_TOOLS)
-    context.state[_CHECKS_FAILED] = any(not check.passed for check in checks if not check.own)
+        briefed = BRIEFED_TOOLS - {"read_file"} if prose else BRIEFED_TOOLS
+        context.state[BRIEFED_WITHHELD_TOOLS] = (snapshot, briefed | CHECKED_TOOLS if failing else briefed)
     if checks:
         parts.append("The task's checks, run now:\n" + "\n".join(c.describe(BRIEF_CHECK_CHARS) for c in checks))
     return "\n\n".join(parts)
