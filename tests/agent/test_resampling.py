@@ -155,7 +155,10 @@ async def test_a_response_repeating_the_step_before_a_sent_back_answer_is_sample
     agent = Agent(model, tools=[add], settings=ModelSettings(temperature=0.1), completion_check=check)
     result = await agent.run("task")
     note = model.inner.requests[3][-1].text
-    assert note == SENT_BACK_REPEAT_NOTE  # no tool withheld: the answer's note asks for `add` again
+    sent_back = next(m.text for m in result.messages if m.name == "terminate")
+    assert note == SENT_BACK_REPEAT_NOTE.format(sent_back=sent_back) and note.endswith(sent_back)
+    assert "run add with a=2" in note
+    # no tool withheld: the answer's note asks for `add` again
     assert [t.name for t in model.inner.request_tools[3]] == ["add", "terminate"]
     assert model.temperatures[3] == EXPLORE_TEMPERATURE
     assert [c.arguments for m in result.messages for c in m.tool_calls if c.name == "add"] == [

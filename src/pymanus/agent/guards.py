@@ -63,7 +63,7 @@ def parrots_sent_back(messages: Sequence[Message], message: Message) -> bool:
     "success" answer may quote a result rightly (the line of a file it was asked for), so only the
     sent-back note counts against it.
     """
-    sent_back = next((m.text for m in reversed(messages) if m.role == "tool" and m.name == "terminate"), "")
+    sent_back = sent_back_note(messages)
     last_result = next((m.text for m in reversed(messages) if m.role == "tool"), "")
     for call in message.tool_calls:
         if call.name != "terminate":
@@ -76,6 +76,11 @@ def parrots_sent_back(messages: Sequence[Message], message: Message) -> bool:
         if any(_copies(answer, note) for note in (sent_back, last_result if status == "failure" else "")):
             return True
     return False
+
+
+def sent_back_note(messages: Sequence[Message]) -> str:
+    """What the last final answer was sent back with (the result of the last ``terminate`` call; empty: none)."""
+    return next((m.text for m in reversed(messages) if m.role == "tool" and m.name == "terminate"), "")
 
 
 def _copies(answer: str, note: str) -> bool:

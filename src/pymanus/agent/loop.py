@@ -31,7 +31,15 @@ from pymanus.agent.events import (
     ToolCallFinished,
     ToolCallStarted,
 )
-from pymanus.agent.guards import REPEAT_HINT, FailureGuard, RepeatGuard, StepLog, parrots_sent_back, repeated_step
+from pymanus.agent.guards import (
+    REPEAT_HINT,
+    FailureGuard,
+    RepeatGuard,
+    StepLog,
+    parrots_sent_back,
+    repeated_step,
+    sent_back_note,
+)
 from pymanus.agent.hooks import CompletionCheck, DoneCheck, NextStepPrompt, TaskMessage
 from pymanus.agent.limits import RunLimits
 from pymanus.agent.notes import (
@@ -42,6 +50,7 @@ from pymanus.agent.notes import (
     NOT_FINISHED,
     PARROT_NOTE,
     RESAMPLE_NOTE,
+    SENT_BACK_QUOTED_CHARS,
     SENT_BACK_REPEAT_NOTE,
     UNREADABLE_NOTE,
     WITHHELD_NOTE,
@@ -294,7 +303,9 @@ class Run:
                 if repeated == "previous":
                     note = RESAMPLE_NOTE
                 elif repeated == "before_answer":  # the answer's note may ask for that tool, so none is withheld
-                    note = SENT_BACK_REPEAT_NOTE
+                    note = SENT_BACK_REPEAT_NOTE.format(
+                        sent_back=sent_back_note(self.messages)[:SENT_BACK_QUOTED_CHARS]
+                    )
                 elif recent.repeats_unchanged(response.message):
                     note = EARLIER_REPEAT_NOTE
                 elif repeats.doomed(response.message.tool_calls):

@@ -19,8 +19,13 @@ EARLIER_REPEAT_NOTE = (
 
 SENT_BACK_REPEAT_NOTE = (
     "Your reply repeats the calls you made before your last answer, which was sent back. Nothing has changed "
-    "since, so they would give the same result. Do what the note on your answer says: make a different call."
+    "since, so they would give the same result. Do what the note on your answer says: make a different call. "
+    "The note:\n{sent_back}"
 )
+"""Quotes the note: the 1.5B re-ran its own merge twice in merge_csv (run 220), the note's merge further
+back in its context than its own code."""
+SENT_BACK_QUOTED_CHARS = 1_000
+"""The most characters of the note :data:`SENT_BACK_REPEAT_NOTE` quotes."""
 
 FAILED_AGAIN_NOTE = (
     "Your reply makes a call that has already failed twice with the same error. It would fail again and end "
