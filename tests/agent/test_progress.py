@@ -157,6 +157,19 @@ def test_briefing_shows_files_only_within_its_budget(tmp_path: Path) -> None:
     assert "c" * 1500 not in brief
 
 
+def test_briefing_lists_and_shows_the_files_the_task_names_first_in_its_order(tmp_path: Path) -> None:
+    for name in ("customers.csv", "orders.csv", "sub/notes.txt", "a.txt"):
+        (tmp_path / name).parent.mkdir(exist_ok=True)
+        (tmp_path / name).write_text(f"{name}\n")
+    brief = describe_workspace(tmp_path, first=["notes.txt", "orders.csv", "customers.csv", "gone.csv"])
+    listed = [line.split(" (")[0] for line in brief.splitlines() if line.startswith("- ")]
+    assert listed == ["- sub/notes.txt", "- orders.csv", "- customers.csv", "- a.txt"]
+    assert brief.index("orders.csv:\n```") < brief.index("customers.csv:\n```")
+    assert next(line for line in describe_workspace(tmp_path).splitlines() if line.startswith("- ")).startswith(
+        "- a.txt"
+    )  # by default: shallowest first, then by name
+
+
 def test_briefing_of_empty_crowded_and_broken_workspaces(tmp_path: Path) -> None:
     assert describe_workspace(tmp_path) == "The workspace is empty."
     (tmp_path / "bad.json").write_text("{not json")

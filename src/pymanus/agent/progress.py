@@ -495,7 +495,7 @@ def task_message(
         context.state[KEPT_FILES] = {**context.state.get(KEPT_FILES, {}), **dict.fromkeys(absent, MISSING_SOURCE)}
     shown: list[str] = []
     heads: list[str] = []
-    parts = [task, describe_workspace(workspace, shown=shown, heads=heads)]
+    parts = [task, describe_workspace(workspace, shown=shown, heads=heads, first=named_files(task))]
     if absent:
         parts.append(
             f"Not in the workspace: {', '.join(absent)}, which the task reads. Do not make up its content: if it "
