@@ -333,7 +333,8 @@ async def test_code_written_as_a_result_file_gets_a_warning(tools: dict[str, Too
     )
     for content in ("src/app/main.py\nsrc/app/db/models.py\n", "Alice, 3\nBob, 4\n", "total: 12\n", "print(x)\n"):
         assert "Warning" not in (await call(tools["write_file"], path="out.txt", content=content)).text, content
-    assert "Warning" not in (await call(tools["write_file"], path="tool.py", content=code)).text  # code's place
+    module = f"import os\n{code}"
+    assert "Warning" not in (await call(tools["write_file"], path="tool.py", content=module)).text  # code's place
 
 
 async def test_a_traceback_written_as_a_result_file_gets_a_warning(tools: dict[str, Tool], jail: PathJail) -> None:
