@@ -407,35 +407,38 @@ async def test_a_pyproject_with_project_keys_outside_a_table_gets_a_warning(
     assert "Warning" not in other.text  # only pyproject.toml has a [project] table
 
 
-async def test_a_setup_script_written_as_pyproject_toml_gets_the_toml_it_means(
-    tools: dict[str, Tool], jail: PathJail
+@pytest.mark.parametrize(
+    ("written", "parse_error", "what_it_is"),
+    [
+        (  # What the 1.5B wrote, stray bracket and all.
+            "from setuptools import setup\nsetup(\n    name='weather',\n    version='0.1.0',\n    packages=[],\n)}",
+            "Expected '=' after a key in a key/value pair (at line 1, column 6)",
+            "it is a setup.py script, and pyproject.toml is TOML",
+        ),
+        (  # project_layout, run 220: the 1.5B's whole pyproject.toml.
+            "project = {\n    name = 'weather',\n    version = '0.1.0',\n}",
+            "Invalid initial character for a key part (at line 1, column 12)",
+            "it writes `project = {...}` over several lines, and a TOML table written so must be on one line",
+        ),
+    ],
+)
+async def test_a_pyproject_toml_that_is_not_toml_gets_the_project_table_it_means(
+    tools: dict[str, Tool], written: str, parse_error: str, what_it_is: str
 ) -> None:
-    # What the 1.5B wrote, stray bracket and all.
-    script = "from setuptools import setup\nsetup(\n    name='weather',\n    version='0.1.0',\n    packages=[],\n)}"
-    result = await call(tools["write_file"], path="pyproject.toml", content=script)
+    result = await call(tools["write_file"], path="pyproject.toml", content=written)
     fixed = '[project]\nname = "weather"\nversion = "0.1.0"\n'
     assert result.text.endswith(
-        "Warning: pyproject.toml is not valid TOML (Expected '=' after a key in a key/value pair (at line 1, "
-        f"column 6)); it is a setup.py script, and pyproject.toml is TOML: write_file pyproject.toml with "
-        f"{json.dumps(fixed)}. Fix it before using the file."
-    )
-    assert tomllib.loads(fixed) == {"project": {"name": "weather", "version": "0.1.0"}}
-    other = await call(tools["write_file"], path="pyproject.toml", content="name weather\n")
-    assert "setup.py" not in other.text  # not a setup() call: only the parse error
-
-
-async def test_a_project_table_written_over_several_lines_inline_gets_the_toml_it_means(
-    tools: dict[str, Tool], jail: PathJail
-) -> None:
-    # project_layout, run 220: the 1.5B's whole pyproject.toml.
-    inline = "project = {\n    name = 'weather',\n    version = '0.1.0',\n}"
-    result = await call(tools["write_file"], path="pyproject.toml", content=inline)
-    fixed = '[project]\nname = "weather"\nversion = "0.1.0"\n'
-    assert result.text.endswith(
-        "Warning: pyproject.toml is not valid TOML (Invalid initial character for a key part (at line 1, column 12)); "
-        "it writes `project = {...}` over several lines, and a TOML table written so must be on one line: "
+        f"Warning: pyproject.toml is not valid TOML ({parse_error}); {what_it_is}: "
         f"write_file pyproject.toml with {json.dumps(fixed)}. Fix it before using the file."
     )
+    assert tomllib.loads(fixed) == {"project": {"name": "weather", "version": "0.1.0"}}
+
+
+async def test_a_pyproject_toml_that_is_neither_a_setup_script_nor_an_inline_project_gets_the_parse_error(
+    tools: dict[str, Tool],
+) -> None:
+    other = await call(tools["write_file"], path="pyproject.toml", content="name weather\n")
+    assert "not valid TOML" in other.text and "setup.py" not in other.text and "project = {" not in other.text
     one_line = await call(tools["write_file"], path="pyproject.toml", content="project = {name = 'weather'}\n")
     assert "Warning" not in one_line.text  # valid TOML: the same [project] table
 
