@@ -34,6 +34,7 @@ async def test_a_module_using_re_without_importing_it_gets_a_warning(tools: dict
         "try:\n    pass\nexcept ValueError as types:\n    print(types.args)\n",
         "class string:\n    x = 1\n\nprint(string.x)\n",  # a definition
         "print(config.value)\n",  # not a standard-library module: some other name error, not this one
+        "from tkinter import *\nprint(tkinter.TkVersion, os.sep)\n",  # a star import may bind any name
     ],
 )
 def test_names_the_module_binds_or_that_are_no_module_are_left_alone(code: str) -> None:

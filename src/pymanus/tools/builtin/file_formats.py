@@ -161,7 +161,7 @@ def unimported_modules(name: str, text: str) -> str | None:
     missing = sorted(
         (line, module) for module, line in used.items() if module in sys.stdlib_module_names and module not in bound
     )
-    if not missing:
+    if not missing or "*" in bound:  # a star import may bind any name
         return None
     modules = [module for _, module in missing]
     imports = "; ".join(f"import {module}" for module in modules)
