@@ -98,3 +98,19 @@ def test_numbers_written_as_strings_are_sent_back_when_the_task_wants_numbers(tm
     rows[0].update(price=24.5, stock=3)
     (tmp_path / "products.json").write_text(json.dumps(rows))
     assert json_shape_problems(CONVERT_TASK, tmp_path) == []
+
+
+def test_a_json_list_with_another_count_of_objects_than_the_csv_has_rows_is_sent_back(tmp_path: Path) -> None:
+    # csv_to_json run 225: the 1.5B printed the records, then wrote [] to products.json.
+    (tmp_path / "products.csv").write_text("sku,price,stock\nA-1,2.5,3\nA-2,4.0,1\n\nA-3,1.0,0\n")  # an empty line
+    (tmp_path / "products.json").write_text("[]")
+    (problem,) = json_shape_problems(CONVERT_TASK, tmp_path)
+    assert problem.startswith(
+        "products.json has 0 objects, but the task asks for one per row and products.csv has 3: build the list "
+        "from every row (pd.read_csv('products.csv').to_dict(orient='records'))"
+    )
+    rows = [{"sku": f"A-{n}", "price": 1.0, "stock": n} for n in (1, 2, 3)]
+    (tmp_path / "products.json").write_text(json.dumps(rows))
+    assert json_shape_problems(CONVERT_TASK, tmp_path) == []
+    (tmp_path / "products.json").write_text("[]")
+    assert json_shape_problems(CONVERT_TASK.replace("one object per row", "the products in stock"), tmp_path) == []

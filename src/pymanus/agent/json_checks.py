@@ -15,6 +15,7 @@ import re
 from pathlib import Path
 
 from pymanus.agent.progress import read_head
+from pymanus.agent.table_checks import count_rows, read_table
 
 _JSON_FILE = r"(?<![\w./-])(?P<file>(?:[\w-]+/)*\w[\w.-]*\.json)\b"
 # "stats.json as {"mean": ..., "median": ...}": an object literal in the sentence that names the file.
@@ -26,6 +27,12 @@ _KIND = re.compile(
 _KEY = re.compile(r"\"([^\"]+)\"\s*:")
 _WANTS_NUMBERS = re.compile(r"\b(?:be|are|as)\s+(?:real\s+)?numbers\b|\bnumbers?,?\s+not\s+strings?\b", re.IGNORECASE)
 _NUMBER_TEXT = re.compile(r"\s*-?(?:\d+\.?\d*|\.\d+)\s*")
+# "a list with one object per row", "one record for each line"
+_OBJECT_PER_ROW = re.compile(
+    r"\bone (?:object|item|entry|record|dict(?:ionary)?) (?:per|for each|for every) (?:row|line|record)\b",
+    re.IGNORECASE,
+)
+_TABLE_FILE = re.compile(r"(?<![\w./-])((?:[\w-]+/)*\w[\w.-]*\.(?:csv|tsv))\b", re.IGNORECASE)
 SHOWN_STRINGS = 3
 
 
@@ -57,7 +64,32 @@ def json_shape_problems(task: str, workspace: Path) -> list[str]:
                 f"{name} has no key {', '.join(map(repr, missing))}; the task asks for the keys "
                 f"{', '.join(map(repr, keys))}"
             )
-    return problems + _numbers_as_strings(task, workspace)
+    return problems + _rows_as_objects(task, workspace) + _numbers_as_strings(task, workspace)
+
+
+def _rows_as_objects(task: str, workspace: Path) -> list[str]:
+    """Notes on the JSON lists ``task`` asks for one object per row of its one CSV file that have another length.
+
+    csv_to_json run 225: the 1.5B printed the eight records, then wrote ``[]`` to products.json,
+    and the run ended as done.
+    """
+    sources = list(dict.fromkeys(_TABLE_FILE.findall(task)))
+    if not _OBJECT_PER_ROW.search(task) or len(sources) != 1 or (table := read_table(workspace / sources[0])) is None:
+        return []
+    rows = count_rows(table[1])
+    problems = []
+    for name in dict.fromkeys(match.group("file") for match in re.finditer(_JSON_FILE, task)):
+        try:
+            data = json.loads(read_head(workspace / name))
+        except ValueError:
+            continue
+        if isinstance(data, list) and len(data) != rows:
+            problems.append(
+                f"{name} has {len(data)} object{'s' * (len(data) != 1)}, but the task asks for one per row and "
+                f"{sources[0]} has {rows}: build the list from every row "
+                f"(pd.read_csv('{sources[0]}').to_dict(orient='records')) and write it with json.dump"
+            )
+    return problems
 
 
 def _numbers_as_strings(task: str, workspace: Path) -> list[str]:

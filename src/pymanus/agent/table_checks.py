@@ -309,7 +309,7 @@ def _rows_per_item_problems(task: str, workspace: Path, written: Sequence[str], 
     if source is None or source == out:
         return []
     have, want = read_table(path), read_table(workspace / source)
-    if have is None or want is None or (rows := _count_rows(have[1])) == (expected := _count_rows(want[1])):
+    if have is None or want is None or (rows := count_rows(have[1])) == (expected := count_rows(want[1])):
         return []
     code = _left_merge(task, workspace, source, [name for name in tables if name != source], out)
     how = f"run: {code}" if code else f"merge with {source} on the left and how='left'"
@@ -321,7 +321,8 @@ def _rows_per_item_problems(task: str, workspace: Path, written: Sequence[str], 
     ]
 
 
-def _count_rows(rows: Sequence[Sequence[str]]) -> int:
+def count_rows(rows: Sequence[Sequence[str]]) -> int:
+    """The rows of a table that hold anything (an empty line of a CSV file is no row)."""
     return sum(any(cell.strip() for cell in row) for row in rows)
 
 
