@@ -78,11 +78,7 @@ def _rows_as_objects(task: str, workspace: Path) -> list[str]:
         return []
     rows = count_rows(table[1])
     problems = []
-    for name in dict.fromkeys(match.group("file") for match in re.finditer(_JSON_FILE, task)):
-        try:
-            data = json.loads(read_head(workspace / name))
-        except ValueError:
-            continue
+    for name, data in _named_json(task, workspace):
         if isinstance(data, list) and len(data) != rows:
             problems.append(
                 f"{name} has {len(data)} object{'s' * (len(data) != 1)}, but the task asks for one per row and "
@@ -100,11 +96,7 @@ def _numbers_as_strings(task: str, workspace: Path) -> list[str]:
     # Only the fields the sentence names ("Prices and stock counts ..."): an id such as "0042" stays text.
     words = {word for word in re.findall(r"[a-z]{3,}", " ".join(sentences).lower())}
     problems = []
-    for name in dict.fromkeys(match.group("file") for match in re.finditer(_JSON_FILE, task)):
-        try:
-            data = json.loads(read_head(workspace / name))
-        except ValueError:
-            continue
+    for name, data in _named_json(task, workspace):
         found = [(key, value) for key, value in _numeric_strings(data) if _named(key, words)]
         if found:
             shown = ", ".join(f'"{key}": "{value}"' for key, value in found[:SHOWN_STRINGS])
@@ -113,6 +105,17 @@ def _numbers_as_strings(task: str, workspace: Path) -> list[str]:
                 "with float() or int() before writing the file"
             )
     return problems
+
+
+def _named_json(task: str, workspace: Path) -> list[tuple[str, object]]:
+    """(name, data) of each JSON file ``task`` names that parses (missing or broken ones are other checks')."""
+    parsed = []
+    for name in dict.fromkeys(match.group("file") for match in re.finditer(_JSON_FILE, task)):
+        try:
+            parsed.append((name, json.loads(read_head(workspace / name))))
+        except ValueError:
+            continue
+    return parsed
 
 
 def _named(key: str, words: set[str]) -> bool:
