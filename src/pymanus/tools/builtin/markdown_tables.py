@@ -40,7 +40,7 @@ def check_tables(text: str) -> None:
                     f"the table at line {number - 1} has a header and no rows: write the whole table at once, "
                     "with a row for each item (from python when the values are computed)"
                 )
-            if [c.lower() for c in table_cells(below)] == [c.lower() for c in table_cells(lines[number - 2])]:
+            if _repeats_header(lines[number - 2], below):
                 raise ValueError(
                     f"the table at line {number - 1} repeats its header as its first row (line {number + 1}): "
                     "the rows it was made from start with the header; make the table from the data rows only "
@@ -53,6 +53,11 @@ def check_tables(text: str) -> None:
                     "header row, then its data rows. DataFrame.to_markdown(index=False) writes the whole table, "
                     "its header and |---| line included, so write no header of your own before it"
                 )
+
+
+def _repeats_header(header: str, row: str) -> bool:
+    """Whether table row ``row`` has the cells of ``header``, case aside (``File`` under ``file``)."""
+    return [cell.lower() for cell in table_cells(row)] == [cell.lower() for cell in table_cells(header)]
 
 
 def table_cells(row: str) -> list[str]:
@@ -123,11 +128,15 @@ def drop_header_row(text: str) -> str | None:
     lines = text.split("\n")
     changed = False
     for number in range(len(lines) - 2, 0, -1):
-        if _is_rule(lines[number]) and "|" in lines[number - 1] and "|" in lines[number + 1]:
-            header = [cell.lower() for cell in table_cells(lines[number - 1])]
-            if [cell.lower() for cell in table_cells(lines[number + 1])] == header:
-                del lines[number + 1]
-                changed = True
+        row = lines[number + 1]
+        if (
+            _is_rule(lines[number])
+            and "|" in lines[number - 1]
+            and "|" in row
+            and _repeats_header(lines[number - 1], row)
+        ):
+            del lines[number + 1]
+            changed = True
     return "\n".join(lines) if changed else None
 
 
