@@ -12,12 +12,11 @@ from pymanus.agent.manus import missing_outputs
 from pymanus.agent.progress import (
     NEXT_STEP_PROMPT,
     QUESTION_STEP_PROMPT,
-    locate,
-    named_files,
     named_folders,
     next_step_prompt,
     task_message,
 )
+from pymanus.agent.task_scope import locate, named_files
 from pymanus.sandbox import PathJail
 from pymanus.tools import ToolContext
 from pymanus.tools.builtin.files import file_tools

@@ -142,6 +142,7 @@ async def test_prompts_show_the_verdict(workspace: Path) -> None:
         ("Make double(4) return 8 in calc.py.", []),  # no "returns": not an example
         ("double(4) returns 8, somewhere.", []),  # no module named: nothing to import
         ("In calc.py, double(n) returns twice n and double(open('x')) returns 1.", []),  # not literals
+        ('calc.py has a show() function that prints "ready"; ping() should print `pong`.', ['show() prints "ready"']),
     ],
 )
 def test_examples_in_the_task(workspace: Path, task: str, found: list[str]) -> None:
@@ -185,6 +186,62 @@ async def test_a_string_example_says_where_the_result_differs(workspace: Path) -
         (workspace / "calc.py").write_text(f"def slugify(title):\n    return {body}\n")
         (result,) = await checks.results(task, context)
         assert not result.passed and result.output == f'slugify("Hello, World!") returned {shown}'
+
+
+PROJECT_TASK = (
+    "Set up a project: a package folder weather with __init__.py and cli.py, where cli.py has a main() "
+    'function that prints "Weather CLI ready".'
+)
+
+
+async def test_what_a_call_prints_is_checked_in_the_module_the_task_names(tmp_path: Path) -> None:
+    # project_layout run 225: the 1.5B gave main a parameter its own test passed, and called the project done.
+    (tmp_path / "weather").mkdir()
+    (tmp_path / "weather" / "__init__.py").write_text("")
+    checks, context = TaskChecks(Sandbox(tmp_path)), context_for(tmp_path)
+    assert await checks.results(PROJECT_TASK, context) == []  # no cli.py yet: nothing to run
+    cases = {
+        "def main(city):\n    print('Weather CLI ready')\n": (
+            False,
+            "main() raised TypeError: main() missing 1 required positional argument: 'city'",
+        ),
+        "def main():\n    print('Weather CLI ready!')\n": (
+            False,
+            "main() printed 'Weather CLI ready!', expected 'Weather CLI ready' ('!' is extra at the end)",
+        ),
+        "def main():\n    print('Weather CLI ready')\n    raise SystemExit(2)\n": (
+            False,
+            "main() exited with 2 after printing 'Weather CLI ready\\n'",
+        ),
+        # Printed on import (and shown as it was), not by the call: main() itself prints nothing.
+        "print('Weather CLI ready')\n\ndef main():\n    pass\n": (
+            False,
+            "Weather CLI ready\nmain() printed '', expected 'Weather CLI ready'",
+        ),
+        "import sys\n\ndef main():\n    print('Starting')\n    print('  Weather CLI ready ')\n    sys.exit(0)\n": (
+            True,
+            "main() printed 'Weather CLI ready'",
+        ),
+    }
+    for source, (passed, output) in cases.items():
+        (tmp_path / "weather" / "cli.py").write_text(source)
+        [result] = await checks.results(PROJECT_TASK, context)
+        assert (result.command, result.passed, result.output) == ('main() prints "Weather CLI ready"', passed, output)
+
+
+def test_the_module_of_an_example_is_where_the_task_puts_it(tmp_path: Path) -> None:
+    for folder in ("tools", "weather"):
+        (tmp_path / folder).mkdir()
+        (tmp_path / folder / "__init__.py").write_text("")
+        (tmp_path / folder / "cli.py").write_text("def main():\n    print('Weather CLI ready')\n")
+    [example] = task_examples(PROJECT_TASK, tmp_path)
+    assert example.modules == ("weather.cli",) and example.prints  # not tools/cli.py; __init__.py is no module
+    [bare] = task_examples('cli.py has a main() that prints "Weather CLI ready".', tmp_path)
+    assert bare.modules == ("tools.cli",)  # no folder named: the first cli.py found
+    (tmp_path / "weather").rename(tmp_path / "my-weather")
+    (tmp_path / "tools").rename(tmp_path / "my-tools")
+    assert task_examples(PROJECT_TASK, tmp_path) == []  # no weather/cli.py
+    assert task_examples('cli.py has a main() that prints "ready".', tmp_path) == []  # my-tools.cli: no module name
 
 
 async def test_the_tests_and_package_modules_a_run_wrote_are_checked(tmp_path: Path) -> None:

@@ -15,8 +15,9 @@ import re
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from pymanus.agent.progress import locate, written_files
+from pymanus.agent.progress import written_files
 from pymanus.agent.table_checks import read_table
+from pymanus.agent.task_scope import locate
 from pymanus.tools.builtin.file_state import TASK_WORDS
 from pymanus.tools.builtin.workspace_scan import is_file
 from pymanus.tools.tool import ToolContext

@@ -22,9 +22,10 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from pymanus.agent import progress
-from pymanus.agent.progress import locate, named_files, read_head
+from pymanus.agent.progress import read_head
 from pymanus.agent.renames import rename_notes, requested_renames
 from pymanus.agent.task_checks import CheckResult
+from pymanus.agent.task_scope import locate, named_files
 from pymanus.tools.tool import ToolContext
 
 _WANTS_REPLY = re.compile(

@@ -24,12 +24,12 @@ from pymanus.agent.coverage_checks import coverage_problems
 from pymanus.agent.done_check import done_answer, done_evidence
 from pymanus.agent.exclusion_checks import unfiltered_exclusions
 from pymanus.agent.json_checks import json_shape_problems
-from pymanus.agent.progress import locate, named_files, read_head
+from pymanus.agent.progress import read_head
 from pymanus.agent.project_checks import missing_tests, pyproject_problems
 from pymanus.agent.renames import rename_notes
 from pymanus.agent.table_checks import table_problems
 from pymanus.agent.task_checks import CheckResult, TaskChecks
-from pymanus.agent.task_scope import missing_sources
+from pymanus.agent.task_scope import locate, missing_sources, named_files
 from pymanus.config import Settings
 from pymanus.models.base import Model, ModelSettings
 from pymanus.sandbox.paths import PathJail

@@ -27,12 +27,13 @@ from pymanus.agent.request_settings import BRIEFED_WITHHELD_TOOLS, PARALLEL_WHIL
 from pymanus.agent.saved_output import saved_output
 from pymanus.agent.task_checks import CheckResult
 from pymanus.agent.task_scope import (
-    FILE_NAME,
     MISSING_SOURCE,
     SOURCE_KEEPS_FILES,
     TASK_KEEPS_FILES,
     files_not_to_change,
+    locate,
     missing_sources,
+    named_files,
     scoped_folder,
     selects_files,
     source_files,
@@ -95,24 +96,6 @@ REMINDER_CHECK_CHARS = 800
 """Output of a failing check shown in a reminder (resent before every step)."""
 
 
-# "a package folder weather with __init__.py and cli.py": the files belong in weather/.
-_FOLDER_WITH_FILES = re.compile(
-    r"\b(?:folder|directory|package)\s+(?:named\s+|called\s+)?[`'\"]?([\w-]+)[`'\"]?\s+(?:with|containing|holding)\s+"
-    r"((?:[\w-]+\.\w+)(?:(?:\s*,\s*|\s+and\s+|\s*,\s*and\s+)[\w-]+\.\w+)*)",
-    re.IGNORECASE,
-)
-
-
-def named_files(task: str) -> list[str]:
-    """The file names ``task`` mentions, in order, without repeats; in their folder when the task puts them there."""
-    placed = {
-        name: f"{folder}/{name}"
-        for folder, names in _FOLDER_WITH_FILES.findall(task)
-        for name in re.findall(r"[\w-]+\.\w+", names)
-    }
-    return list(dict.fromkeys(placed.get(name, name) for name in FILE_NAME.findall(task)))
-
-
 # Folders the task asks for: "a tests folder", "a package folder weather", "the directory named out".
 _FOLDER_NAME = re.compile(
     r"\b(?:an?|the)\s+(?:package\s+)?(?:folder|directory)\s+(?:named\s+|called\s+)?[`'\"]?([\w.-]+)[`'\"]?(?=[\s,.;:]|$)"
@@ -139,27 +122,6 @@ def missing_folders(task: str, workspace: Path, snapshot: Snapshot | None) -> li
     """The folders the task asks for that are nowhere in the workspace (as ``name/``)."""
     present = {part for relative in snapshot or () for part in relative.split("/")[:-1]}
     return [f"{name}/" for name in named_folders(task) if name not in present and not (workspace / name).is_dir()]
-
-
-def locate(workspace: Path, name: str, snapshot: Snapshot | None = None) -> Path | None:
-    """Where the file the task calls ``name`` is: at that path, or (a bare name) in any folder.
-
-    "a package weather with __init__.py" names a file that belongs in ``weather/``.
-    """
-    path = workspace / name
-    try:
-        if path.exists():
-            return path
-    except (OSError, ValueError):  # no file system takes such a name (a note copied as a path)
-        return None
-    if "/" in name:
-        return None
-    if snapshot is None:
-        snapshot = scan(workspace)
-    for relative in sorted(snapshot or ()):
-        if relative.rsplit("/", 1)[-1] == name:
-            return workspace / relative
-    return None
 
 
 # Numbers worth checking: decimals (1,234.5; 5.25 ending a sentence) and integers of two digits or more

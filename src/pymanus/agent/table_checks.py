@@ -19,9 +19,9 @@ import re
 from collections.abc import Sequence
 from pathlib import Path
 
-from pymanus.agent.progress import FILE_NAME, input_files, locate, read_head, written_files
+from pymanus.agent.progress import input_files, read_head, written_files
 from pymanus.agent.saved_output import saved_output
-from pymanus.agent.task_scope import scoped_folder
+from pymanus.agent.task_scope import FILE_NAME, locate, scoped_folder
 from pymanus.sandbox.streams import fit
 from pymanus.tools.builtin.markdown_tables import markdown_table
 from pymanus.tools.builtin.workspace_scan import empty_cells, is_file

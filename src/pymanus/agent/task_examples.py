@@ -1,10 +1,14 @@
 """Examples the task gives, as checks: 'slugify("Hello, World!") returns "hello-world"'.
 
-A task that asks for a function often states what a call returns. That is a test the
-user wrote: a small model runs the call, reads ``''`` and declares success. An example
-counts when the call's arguments and the value are Python literals and the task names
-the module (a ``.py`` file in the workspace) that holds the function; it then runs, like
-the named commands, in the sandbox (see :mod:`pymanus.agent.task_checks`).
+A task that asks for a function often states what a call returns, or what it prints
+('a main() function that prints "Weather CLI ready"'). That is a test the user wrote: a
+small model runs the call, reads ``''`` and declares success, or gives ``main`` a parameter
+its own test passes. An example counts when the call's arguments and the value are Python
+literals (a string, for what a call prints) and the task names the module (a ``.py`` file)
+that holds the function, found where :func:`~pymanus.agent.task_scope.locate` finds it ("a
+package folder weather with cli.py" is ``weather/cli.py``). It then runs, like the named
+commands, in the sandbox (see :mod:`pymanus.agent.task_checks`). A call that prints passes
+when one line of its output, or all of it, is the string, without the spaces around it.
 """
 
 from __future__ import annotations
@@ -13,38 +17,54 @@ import ast
 import re
 import sys
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
-_LITERAL = r"\"[^\"\n]*\"|'[^'\n]*'|-?\d+(?:\.\d+)?|True|False|None|\[[^\]\n]*\]|\{[^}\n]*\}|\([^)\n]*\)"
-_EXAMPLE = re.compile(
-    r"`?(?P<call>[A-Za-z_]\w*\((?:[^()\n]|\([^()\n]*\))*\))`?\s*"
-    r"(?:returns|should return|must return|gives|==|->|→)\s*"
-    rf"`?(?P<expected>{_LITERAL})`?"
+from pymanus.agent.task_scope import locate, named_files
+from pymanus.tools.builtin.workspace_scan import scan
+
+_STRING = r"\"[^\"\n]*\"|'[^'\n]*'"
+_LITERAL = _STRING + r"|-?\d+(?:\.\d+)?|True|False|None|\[[^\]\n]*\]|\{[^}\n]*\}|\([^)\n]*\)"
+_CALL = r"`?(?P<call>[A-Za-z_]\w*\((?:[^()\n]|\([^()\n]*\))*\))`?"
+_EXAMPLE = re.compile(rf"{_CALL}\s*(?:returns|should return|must return|gives|==|->|→)\s*`?(?P<expected>{_LITERAL})`?")
+_PRINTS = re.compile(
+    rf"{_CALL}(?:\s+(?:function|method))?(?:\s+(?:that|which))?\s+(?:prints|should print|must print|outputs)\s+"
+    rf"`?(?P<expected>{_STRING})`?"
 )
-_MODULE = re.compile(r"(?<![\w./-])((?:[\w-]+/)*[A-Za-z_]\w*\.py)\b")
 
-# Runs in the sandbox: the call in the named modules' namespace, compared with the value. Two
+# Runs in the sandbox: the call in the named modules' namespace, compared with the value (what
+# it returned, or the line it printed that is the value, else all it printed). Two
 # strings that differ also get where they differ: the 1.5B read 'hello-world-' against
 # 'hello-world' as a match and called its slugify done. When a step or two of trimming or
 # collapsing a separator turns the result into the value, the note gives that expression: told
 # only that '--' should be '-', the 1.5B edited its slugify for 15 steps and never got there.
 _SETUP = """\
-import difflib, importlib, re, sys
-CALL = {call!r}
+import contextlib, difflib, importlib, io, re, sys
+CALL, PRINTS = {call!r}, {prints!r}
+VERB = "printed" if PRINTS else "returned"
 namespace = {{}}
 for module in {modules!r}:
     namespace.update(vars(importlib.import_module(module)))
+printed = io.StringIO()
 try:
-    result = eval(CALL, namespace)
+    with contextlib.redirect_stdout(printed):
+        result = eval(CALL, namespace)
+except SystemExit as error:
+    if error.code not in (None, 0):
+        print(CALL, "exited with", error.code, "after printing", repr(printed.getvalue()))
+        sys.exit(1)
+    result = None
 except Exception as error:
     print(CALL, "raised", type(error).__name__ + ":", error)
     sys.exit(1)
 expected = {expected}
+if PRINTS:
+    text = printed.getvalue().strip()
+    result = expected if expected.strip() in [text, *(line.strip() for line in text.splitlines())] else text
 """
 _COMPARE = """\
 same = result == expected
 if same or not (isinstance(result, str) and isinstance(expected, str) and result):
-    print(CALL, "returned", repr(result) + ("" if same else ", expected " + repr(expected)))
+    print(CALL, VERB, repr(result) + ("" if same else ", expected " + repr(expected)))
     sys.exit(0 if same else 1)
 differences = []
 matcher = difflib.SequenceMatcher(None, result, expected, autojunk=False)
@@ -68,46 +88,58 @@ for sep in sorted({char for char in result if not char.isalnum() and not char.is
 fix = next((f.format("value") for f, step in steps if step(result) == expected), None) or next(
     (g.format(f.format("value")) for f, first in steps for g, then in steps if then(first(result)) == expected), None
 )
-if fix:
+if fix and not PRINTS:  # a printed text is fixed in the literal it prints
     shown += "; " + fix + " gives the expected value, where value is what it returns now"
-print(CALL, "returned", repr(result) + ", expected " + repr(expected) + " (" + shown + ")")
+print(CALL, VERB, repr(result) + ", expected " + repr(expected) + " (" + shown + ")")
 sys.exit(1)
 """
 
 
 @dataclass(frozen=True)
 class Example:
-    """A call the task gives with the value it must return, and the modules that define it."""
+    """A call the task gives with the value it must return (or print), and the modules that define it."""
 
     call: str
     expected: str
     modules: tuple[str, ...]
+    prints: bool = False
+    """Whether ``expected`` is what the call prints, not what it returns."""
 
     @property
     def label(self) -> str:
-        return f"{self.call} == {self.expected}"
+        return f"{self.call} {'prints' if self.prints else '=='} {self.expected}"
 
     def argv(self) -> list[str]:
         """The check on PyManus's interpreter (``-c`` puts the working directory, the workspace, on the path)."""
-        program = _SETUP.format(modules=self.modules, call=self.call, expected=self.expected) + _COMPARE
-        return [sys.executable, "-c", program]
+        setup = _SETUP.format(modules=self.modules, call=self.call, expected=self.expected, prints=self.prints)
+        return [sys.executable, "-c", setup + _COMPARE]
 
 
 def task_examples(task: str, workspace: Path) -> list[Example]:
     """The examples in ``task`` that can run: literal arguments and value, a module the task names."""
-    modules = tuple(
-        dict.fromkeys(
-            name.removesuffix(".py").replace("/", ".") for name in _MODULE.findall(task) if (workspace / name).is_file()
-        )
-    )
+    found = [
+        (match.group("call"), match.group("expected"), prints)
+        for prints, pattern in ((False, _EXAMPLE), (True, _PRINTS))
+        for match in pattern.finditer(task)
+        if _literal_call(match.group("call")) and _is_literal(match.group("expected"))
+    ]
+    modules = _modules(task, workspace) if found else ()
     if not modules:
         return []
+    return list(dict.fromkeys(Example(call, expected, modules, prints) for call, expected, prints in found))
+
+
+def _modules(task: str, workspace: Path) -> tuple[str, ...]:
+    """The importable modules the ``.py`` files ``task`` names are, where they are in ``workspace``."""
+    snapshot = scan(workspace)
     found = []
-    for match in _EXAMPLE.finditer(task):
-        call, expected = match.group("call"), match.group("expected")
-        if _literal_call(call) and _is_literal(expected):
-            found.append(Example(call, expected, modules))
-    return list(dict.fromkeys(found))
+    for name in named_files(task):
+        if not name.endswith(".py") or PurePosixPath(name).name.startswith("__"):  # __init__.py: its package
+            continue
+        if (path := locate(workspace, name, snapshot)) is not None and path.is_file():
+            parts = path.relative_to(workspace).with_suffix("").parts
+            found += [".".join(parts)] if all(part.isidentifier() for part in parts) else []
+    return tuple(dict.fromkeys(found))
 
 
 def _literal_call(call: str) -> bool:

@@ -1,4 +1,5 @@
-"""What a task's words bound: the folder it limits itself to ("every file under src/"), the
+"""What a task's words bound: the files it names and where it puts them ("a package folder
+weather with __init__.py"), the folder it limits itself to ("every file under src/"), the
 files it only reads ("Convert products.csv to products.json"), and the files it says not to
 change ("Don't change the tests").
 
@@ -13,10 +14,51 @@ import re
 from collections.abc import Collection
 from pathlib import Path
 
+from pymanus.tools.builtin.workspace_scan import Snapshot, scan
+
 FILE_NAME = re.compile(
     r"(?<![\w./-])((?:[\w-]+/)*[\w][\w.-]*\.(?:md|txt|csv|tsv|json|jsonl|py|html|yaml|yml|toml|xml|png|svg|log|ini))\b"
 )
 """A file name the task mentions: a name with a common extension, optionally in folders."""
+# "a package folder weather with __init__.py and cli.py": the files belong in weather/.
+_FOLDER_WITH_FILES = re.compile(
+    r"\b(?:folder|directory|package)\s+(?:named\s+|called\s+)?[`'\"]?([\w-]+)[`'\"]?\s+(?:with|containing|holding)\s+"
+    r"((?:[\w-]+\.\w+)(?:(?:\s*,\s*|\s+and\s+|\s*,\s*and\s+)[\w-]+\.\w+)*)",
+    re.IGNORECASE,
+)
+
+
+def named_files(task: str) -> list[str]:
+    """The file names ``task`` mentions, in order, without repeats; in their folder when the task puts them there."""
+    placed = {
+        name: f"{folder}/{name}"
+        for folder, names in _FOLDER_WITH_FILES.findall(task)
+        for name in re.findall(r"[\w-]+\.\w+", names)
+    }
+    return list(dict.fromkeys(placed.get(name, name) for name in FILE_NAME.findall(task)))
+
+
+def locate(workspace: Path, name: str, snapshot: Snapshot | None = None) -> Path | None:
+    """Where the file the task calls ``name`` is: at that path, or (a bare name) in any folder.
+
+    "a package weather with __init__.py" names a file that belongs in ``weather/``.
+    """
+    path = workspace / name
+    try:
+        if path.exists():
+            return path
+    except (OSError, ValueError):  # no file system takes such a name (a note copied as a path)
+        return None
+    if "/" in name:
+        return None
+    if snapshot is None:
+        snapshot = scan(workspace)
+    for relative in sorted(snapshot or ()):
+        if relative.rsplit("/", 1)[-1] == name:
+            return workspace / relative
+    return None
+
+
 _FOLDER = re.compile(
     r"\b(?:in|under|inside)\s+(?:the\s+)?`?([\w.-]+(?:/[\w.-]+)*)/?`?(?:\s+(?:folder|directory)|/)", re.IGNORECASE
 )
