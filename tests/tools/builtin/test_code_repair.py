@@ -7,27 +7,33 @@ import pytest
 from pymanus.tools.builtin.code_repair import (
     BLOCKS_NOTE,
     ESCAPED_NOTE,
+    INDENT_NOTE,
+    INNER_QUOTES_NOTE,
+    INNER_QUOTES_WRITTEN_NOTE,
     QUOTES_NOTE,
     STRING_NOTE,
+    WRITTEN_STRING_NOTE,
     repair,
     repair_escaped_line_breaks,
     repair_inline_blocks,
+    repair_missing_indents,
     repair_nested_quotes,
     repair_string_line_breaks,
+    repair_written,
 )
 
 
 def test_line_break_inside_an_f_string_is_escaped() -> None:
     broken = "total = 3\nprint(f'Totals:\n{total}\nDone')"
-    repaired = repair_string_line_breaks(broken)
-    assert repaired == "total = 3\nprint(f'Totals:\\n{total}\\nDone')"
+    repaired, inner_quotes = repair_string_line_breaks(broken) or ("", True)
+    assert (repaired, inner_quotes) == ("total = 3\nprint(f'Totals:\\n{total}\\nDone')", False)
     scope: dict[str, object] = {}
     exec(compile(repaired, "<t>", "exec"), scope)  # the repaired code runs
 
 
 def test_several_broken_strings_and_escaped_quotes() -> None:
     broken = "a = \"x\ny\"\nb = 'it\\'s\nfine'\nc = 1"
-    assert repair_string_line_breaks(broken) == "a = \"x\\ny\"\nb = 'it\\'s\\nfine'\nc = 1"
+    assert repair_string_line_breaks(broken) == ("a = \"x\\ny\"\nb = 'it\\'s\\nfine'\nc = 1", False)
 
 
 @pytest.mark.parametrize(
@@ -45,7 +51,7 @@ def test_nothing_is_changed_when_the_repair_does_not_apply(code: str) -> None:
 
 def test_quotes_in_comments_are_ignored() -> None:
     code = "# it's a comment\nprint('a\nb')"
-    assert repair_string_line_breaks(code) == "# it's a comment\nprint('a\\nb')"
+    assert repair_string_line_breaks(code) == ("# it's a comment\nprint('a\\nb')", False)
 
 
 @pytest.mark.parametrize(
@@ -168,8 +174,71 @@ def test_an_f_strings_own_quote_inside_its_braces_becomes_the_other_quote() -> N
 def test_carriage_returns_inside_a_string_are_escaped_like_line_breaks() -> None:
     # JSON "\r\n" and "\t" inside the model's r'...' decode to CR LF and TAB (word_counts run 69)
     broken = "import re\ncounts = len(re.findall(r'\t|\n|\r\n|\n\r\nc', 'a\\nb'))\r\nprint(counts)"
-    repaired = repair_string_line_breaks(broken)
+    repaired, _ = repair_string_line_breaks(broken) or ("", True)
     assert repaired == "import re\ncounts = len(re.findall(r'\t|\\n|\\r\\n|\\n\\r\\nc', 'a\\nb'))\nprint(counts)"
     scope: dict[str, object] = {}
     exec(compile(repaired, "<t>", "exec"), scope)
     assert scope["counts"] == 1
+
+
+def run_writes(code: str) -> dict[str, str]:
+    """What ``code`` writes with ``open(name, 'w')``, by name, without touching the disk."""
+    written: dict[str, str] = {}
+
+    class Recorder:
+        def __init__(self, name: str, mode: str) -> None:
+            self.name = name
+
+        def __enter__(self) -> Recorder:
+            return self
+
+        def __exit__(self, *exc: object) -> None:
+            pass
+
+        def write(self, text: str) -> None:
+            written[self.name] = text
+
+    exec(compile(code, "<t>", "exec"), {"open": Recorder})
+    return written
+
+
+def test_quotes_inside_a_file_written_line_by_line_are_the_files_text() -> None:
+    # project_layout runs 222 and 224: a package's files written as strings with raw line breaks,
+    # quoting '__main__' and '0.1.0' inside them as the files do.
+    code = (
+        "with open('cli.py', 'w') as f:\n    f.write('def main():\n    print('Weather CLI ready')\n\n"
+        "if __name__ == '__main__':\n    main()')\n"
+        "with open('pyproject.toml', 'w') as f:\n    f.write('[project]\nname = 'weather'\nversion = '0.1.0'')\n"
+        "print('done', 'a\nb'f'{1}')"  # a string prefix after a quote is a string, not text
+    )
+    repaired, note = repair(code)
+    assert note == f"{STRING_NOTE} {INNER_QUOTES_NOTE}"
+    assert run_writes(repaired) == {
+        "cli.py": "def main():\n    print('Weather CLI ready')\n\nif __name__ == '__main__':\n    main()",
+        "pyproject.toml": "[project]\nname = 'weather'\nversion = '0.1.0'",
+    }
+    assert repaired.endswith("print('done', 'a\\nb'f'{1}')")
+    assert repair("f.write('a\nif x == 'yes':')  # it's 'b'") == (
+        "f.write('a\\nif x == \\'yes\\':')  # it's 'b'",
+        f"{STRING_NOTE} {INNER_QUOTES_NOTE}",
+    )
+    assert repair_written("x = 'a'\nprint('a\nb')") == ("x = 'a'\nprint('a\\nb')", WRITTEN_STRING_NOTE)
+    text, written_note = repair_written("print('say 'hi'\nnow')") or ("", "")
+    assert (text, written_note) == ("print('say \\'hi\\'\\nnow')", f"{WRITTEN_STRING_NOTE} {INNER_QUOTES_WRITTEN_NOTE}")
+    # An apostrophe escaped as text leaves the string open: no repair, the code stays as it was.
+    assert repair_string_line_breaks("print('Hello,\nWorld')\nprint('it's fine')") is None
+
+
+def test_a_line_under_a_header_that_is_not_indented_becomes_its_body() -> None:
+    # project_layout run 224: `with open(...) as f:` over an unindented f.write, with raw line breaks too.
+    code = "import os\nwith open('a.txt', 'w') as f:\nf.write('x\ny')\nfor n in [1]:\n  if n:\n  print(n)"
+    repaired, note = repair(code)
+    assert repaired == (
+        "import os\nwith open('a.txt', 'w') as f:\n    f.write('x\\ny')\nfor n in [1]:\n  if n:\n      print(n)"
+    )
+    assert note == f"{STRING_NOTE}\n{INDENT_NOTE}"
+    assert run_writes(repaired) == {"a.txt": "x\ny"}
+    assert repair("if True:\nprint(1)") == ("if True:\n    print(1)", INDENT_NOTE)
+    assert repair_missing_indents("print(1)") is None  # compiles
+    assert repair_missing_indents("if True:\nprint(1)\nx = (") is None  # another error remains
+    assert repair_missing_indents("if True:") is None  # no line to indent

@@ -10,6 +10,15 @@ string literal and fails to compile. Joining such lines back with an escaped lin
 break restores what the model meant. ``write_file`` applies the same repair to a ``.py``
 file whose content does not compile (``print('1\\n4')`` in a script).
 
+Quotes inside such a string. A model writing a file's text as one string, line by line, quotes
+inside it as it would in the file: ``f.write('...\nif __name__ == '__main__':\n...')``.
+A closing quote directly followed by a name (``'__main__``) ends no Python string (a string
+prefix before a quote aside: ``'a'f'b'``), so when joining the lines alone does not compile,
+that quote and the next one are escaped as the text they are.
+
+Bodies not indented. ``with open(p, 'w') as f:`` over an unindented ``f.write(...)``: Python
+stops at "expected an indented block"; the line under the header becomes its body.
+
 Backspace and form feed. ``\\b`` and ``\\f`` are JSON escapes too: a model writing a regex's
 word boundary ``\\b`` without doubling the backslash sends a backspace character, which
 compiles inside a string and silently matches nothing. Python source never means those
@@ -41,6 +50,10 @@ import tokenize
 
 _ESCAPE_TIP = "In the JSON arguments, write \\\\n for a \\n inside a Python string."
 STRING_NOTE = f"Note: your code had line breaks inside string literals; they were run as \\n escapes. {_ESCAPE_TIP}"
+INNER_QUOTES_NOTE = (
+    "Quotes inside those strings like the string's own ('__main__' in a '...' string) were run as \\' escapes."
+)
+INNER_QUOTES_WRITTEN_NOTE = INNER_QUOTES_NOTE.replace("were run as", "were written as")
 WRITTEN_STRING_NOTE = (
     f"Note: the file's code had line breaks inside string literals; they were written as \\n escapes. {_ESCAPE_TIP}"
 )
@@ -66,20 +79,23 @@ _ESCAPED_BREAK = {"\r\n": "\\r\\n", "\r": "\\r", "\n": "\\n"}
 def repair(code: str) -> tuple[str, str]:
     """The code to run and a note for the model on what was repaired ("" if nothing was)."""
     code = restore_control_escapes(code)
-    joined = _join_string_lines(code)
-    if joined is not None and compiles(joined):
-        return joined, STRING_NOTE
     repaired = repair_escaped_line_breaks(code)
     if repaired is not None:
         return repaired, ESCAPED_NOTE
-    repaired = repair_inline_blocks(code)
-    if repaired is not None:
-        return repaired, BLOCKS_NOTE
-    if joined is not None and (repaired := repair_inline_blocks(joined)) is not None:  # both mistakes at once
-        return repaired, f"{STRING_NOTE}\n{BLOCKS_NOTE}"
-    for first in (code, joined):
-        if first is not None and (repaired := repair_nested_quotes(first)) is not None:
-            return repaired, QUOTES_NOTE if first is code else f"{STRING_NOTE}\n{QUOTES_NOTE}"
+    if compiles(code):
+        return code, ""
+    strings = [(code, "")]  # the code, then with its strings' line breaks joined (then with inner quotes too)
+    strings += [
+        (joined, f"{STRING_NOTE} {INNER_QUOTES_NOTE}" if inner else STRING_NOTE)
+        for inner in (False, True)
+        if (joined := _join_string_lines(code, inner))
+    ]
+    for first, first_note in strings:
+        if compiles(first):
+            return first, first_note
+        for second, second_note in _STATEMENT_REPAIRS:
+            if (repaired := second(first)) is not None:
+                return repaired, "\n".join(note for note in (first_note, second_note) if note)
     return code, ""
 
 
@@ -139,24 +155,30 @@ def restore_control_escapes(code: str) -> str:
 def repair_written(code: str) -> tuple[str, str] | None:
     """The text of a Python file to write with its line breaks repaired, and the note saying so (None: no repair)."""
     if (joined := repair_string_line_breaks(code)) is not None:
-        return joined, WRITTEN_STRING_NOTE
+        text, inner = joined
+        return text, f"{WRITTEN_STRING_NOTE} {INNER_QUOTES_WRITTEN_NOTE}" if inner else WRITTEN_STRING_NOTE
     if (split := repair_escaped_line_breaks(code)) is not None:
         return split, WRITTEN_ESCAPED_NOTE
     return None
 
 
-def repair_string_line_breaks(code: str) -> str | None:
-    """The code with line breaks inside one-line string literals escaped, or ``None``.
+def repair_string_line_breaks(code: str) -> tuple[str, bool] | None:
+    """The code with line breaks inside one-line string literals escaped, and whether quotes inside
+    them had to be escaped too; or ``None``.
 
     ``None`` means there is nothing to repair (the code compiles, fails for another
     reason, uses triple-quoted strings, or is still broken after the repair).
     """
-    joined = _join_string_lines(code)
-    return joined if joined is not None and compiles(joined) else None
+    for inner_quotes in (False, True):
+        joined = _join_string_lines(code, inner_quotes)
+        if joined is not None and compiles(joined):
+            return joined, inner_quotes
+    return None
 
 
-def _join_string_lines(code: str) -> str | None:
-    """The code with the lines a raw line break cut out of a string literal joined back with an escape.
+def _join_string_lines(code: str, inner_quotes: bool = False) -> str | None:
+    """The code with the lines a raw line break cut out of a string literal joined back with an escape;
+    with ``inner_quotes``, quotes inside such strings escaped too (:func:`_scan_line`).
 
     ``None`` when compiling the code does not stop at an unterminated string, the code uses
     triple-quoted strings, or a string is still open at the end.
@@ -169,7 +191,8 @@ def _join_string_lines(code: str) -> str | None:
     for index in range(0, len(pieces), 2):
         line = pieces[index]
         pending = line if pending is None else pending + _ESCAPED_BREAK[pieces[index - 1]] + line
-        if not _ends_inside_string(pending):
+        pending, inside = _scan_line(pending, inner_quotes)
+        if not inside:
             joined.append(pending)
             pending = None
     return None if pending is not None else "\n".join(joined)
@@ -229,23 +252,47 @@ def _fails_with(code: str, *messages: str) -> bool:
     return False
 
 
-def _ends_inside_string(line: str) -> bool:
-    """Whether ``line`` ends inside a single- or double-quoted string literal."""
+_NAME_AFTER_QUOTE = re.compile(r"\w+")
+_STRING_PREFIXES = frozenset({"r", "u", "b", "f", "br", "rb", "fr", "rf"})
+
+
+def _scan_line(line: str, inner_quotes: bool) -> tuple[str, bool]:
+    """``line`` and whether it ends inside a single- or double-quoted string literal.
+
+    With ``inner_quotes``, a string's own quote followed by a name (``'__main__`` in
+    ``'...== '__main__':...'``) is text, not its end: it and the next such quote come back escaped.
+    """
+    out: list[str] = []
     quote: str | None = None
+    inner = False  # an escaped inner quote waits for its partner
     index = 0
     while index < len(line):
         char = line[index]
         if quote is None:
             if char == "#":
-                return False
+                return "".join(out) + line[index:], False
             if char in "'\"":
                 quote = char
         elif char == "\\":
-            index += 1  # skip the escaped character
+            out.append(line[index : index + 2])  # the escaped character stays as it is
+            index += 2
+            continue
+        elif char == quote and (inner or (inner_quotes and _opens_inner_text(line, index + 1))):
+            inner = not inner
+            char = "\\" + char
         elif char == quote:
             quote = None
+        out.append(char)
         index += 1
-    return quote is not None
+    return "".join(out), quote is not None
+
+
+def _opens_inner_text(line: str, after: int) -> bool:
+    """Whether the quote before ``after`` is followed by a name, not a string prefix and its quote."""
+    name = _NAME_AFTER_QUOTE.match(line, after)
+    if name is None:
+        return False
+    return not (name.group().lower() in _STRING_PREFIXES and line[name.end() : name.end() + 1] in ("'", '"'))
 
 
 _COMPOUND = re.compile(r"(?:for|if|while|with|elif|else|try|except|finally|def|class|async)\b")
@@ -319,6 +366,40 @@ def _top_level(statement: str, mark: str, headers: frozenset[str] = frozenset())
     except (tokenize.TokenError, SyntaxError):
         return None
     return None
+
+
+INDENT_NOTE = (
+    "Note: your code had a line that should be the indented body of the for/if/with/def line above it, "
+    "but was not indented; it was run indented under that line."
+)
+_NO_BODY = re.compile(r"expected an indented block after .* on line (\d+)")
+
+
+def repair_missing_indents(code: str) -> str | None:
+    """The code with the line under each header that has no indented body indented under it, or ``None``."""
+    lines = code.split("\n")
+    for _ in lines:  # each pass indents one line
+        try:
+            compile("\n".join(lines), "<cell>", "exec")
+        except SyntaxError as exc:
+            header = _NO_BODY.search(str(exc.msg))
+            if header is None or exc.lineno is None or not 1 < exc.lineno <= len(lines):
+                return None
+            above = lines[int(header.group(1)) - 1]
+            lines[exc.lineno - 1] = above[: len(above) - len(above.lstrip())] + "    " + lines[exc.lineno - 1].lstrip()
+        except ValueError:  # a NUL byte
+            return None
+        else:
+            return "\n".join(lines) if lines != code.split("\n") else None
+    return None
+
+
+_STATEMENT_REPAIRS = (
+    (repair_inline_blocks, BLOCKS_NOTE),
+    (repair_missing_indents, INDENT_NOTE),
+    (repair_nested_quotes, QUOTES_NOTE),
+)
+"""Repairs of statements, tried in order on the code and on the code with its strings repaired."""
 
 
 def compiles(code: str) -> bool:
