@@ -327,11 +327,23 @@ async def test_a_module_that_imports_itself_is_named_with_the_line(once: Tool, s
 
 
 async def test_a_file_written_through_a_broken_string_literal_points_to_write_file(once: Tool) -> None:
-    # A line break the JSON decoding put inside a string, with quotes nested so it cannot be repaired.
-    code = "open('s.py', 'w').write('def f():\n    print(1)\nif __name__ == '__main__':\n    f()')"
+    # A line break the JSON decoding put inside a string that is never closed: it cannot be repaired.
+    code = "open('s.py', 'w').write('def f():\n    print(1)\nf()\n"
     result = await call(once, code)
     assert result.is_error and "unterminated string literal" in result.text
     assert "call write_file with it as content" in result.text
+
+
+async def test_a_file_written_as_one_string_with_its_own_quotes_is_written_as_meant(
+    once: Tool, sandbox: Sandbox
+) -> None:
+    # project_layout runs 222 and 224: line breaks from the JSON, and '__main__' quoted inside the string.
+    code = "with open('s.py', 'w') as f:\nf.write('def f():\n    print(1)\nif __name__ == '__main__':\n    f()')"
+    result = await call(once, code)
+    assert not result.is_error and "were run as \\' escapes" in result.text, result.text
+    assert "it was run indented under that line" in result.text
+    written = (sandbox.workspace / "s.py").read_text()
+    assert written == "def f():\n    print(1)\nif __name__ == '__main__':\n    f()"
 
 
 async def test_a_report_built_in_a_broken_string_literal_points_to_joining_lines(once: Tool) -> None:

@@ -12,12 +12,12 @@ from __future__ import annotations
 import ast
 import json
 import re
-import sys
 import tomllib
 from collections.abc import Callable
 from pathlib import PurePosixPath
 
 from pymanus.tools.builtin.markdown_tables import check_tables
+from pymanus.tools.builtin.missing_imports import missing_modules
 
 
 def format_problem(name: str, text: str) -> str | None:
@@ -140,28 +140,8 @@ def unimported_modules(name: str, text: str) -> str | None:
     add_function, runs 222 and 224: the 1.5B wrote ``re.sub`` into slugify without ``import re``,
     then changed the pattern's flags while the task's check failed with the NameError.
     """
-    tree = ast.parse(text)
-    used: dict[str, int] = {}
-    bound: set[str] = set()
-    for node in ast.walk(tree):
-        if (
-            isinstance(node, ast.Attribute)
-            and isinstance(node.value, ast.Name)
-            and isinstance(node.value.ctx, ast.Load)
-        ):
-            used.setdefault(node.value.id, node.lineno)
-        elif isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
-            bound.add(node.id)
-        elif isinstance(node, ast.Import | ast.ImportFrom):
-            bound.update((alias.asname or alias.name).split(".")[0] for alias in node.names)
-        elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef | ast.ExceptHandler) and node.name:
-            bound.add(node.name)
-        elif isinstance(node, ast.arg):
-            bound.add(node.arg)
-    missing = sorted(
-        (line, module) for module, line in used.items() if module in sys.stdlib_module_names and module not in bound
-    )
-    if not missing or "*" in bound:  # a star import may bind any name
+    missing = missing_modules(ast.parse(text))
+    if not missing:
         return None
     modules = [module for _, module in missing]
     imports = "; ".join(f"import {module}" for module in modules)

@@ -66,6 +66,7 @@ from pymanus.tools.builtin.file_state import (
 from pymanus.tools.builtin.file_views import numbered_lines, preview_lines, snippet
 from pymanus.tools.builtin.found_files import guessed_listing
 from pymanus.tools.builtin.markdown_tables import mend_tables
+from pymanus.tools.builtin.missing_imports import add_missing_imports
 from pymanus.tools.builtin.module_merge import merged_module, misplaced_line, redefinition
 from pymanus.tools.builtin.python_state import CODE_OUTPUT
 from pymanus.tools.builtin.text_edits import (
@@ -288,6 +289,7 @@ def file_tools(
         content = repaired[0] if repaired else converted or unescaped or content
         dropped_imports: list[str] = []
         kept: list[str] = []
+        imports_added = ""
         if real.suffix == ".py":
             previous = before.decode("utf-8", errors="replace") if before else ""
             if before and (words := context.state.get(TASK_WORDS)) is not None:
@@ -306,6 +308,7 @@ def file_tools(
                 or package_import_refusal(jail.relative(real), content, context)
             ):
                 raise ToolError(refusal)
+            content, imports_added = add_missing_imports(jail.relative(real), content)
         mended = mend_tables(content) if real.suffix.lower() == ".md" else None
         content = mended[0] if mended else content
         data = content.encode("utf-8")
@@ -332,7 +335,7 @@ def file_tools(
         if real.suffix == ".py" and before and (dropped := dropped_definitions(before, content)):
             report += f"\n{dropped_note(jail.relative(real), dropped)}"
         relative = jail.relative(real)
-        return report + _format_note(relative, content) + _imports_note(relative, content, context)
+        return report + imports_added + _format_note(relative, content) + _imports_note(relative, content, context)
 
     def change(
         path: str, old_text: str, new_text: str, insert_line: int | None, replace_all: bool, context: ToolContext
@@ -427,6 +430,7 @@ def file_tools(
         ):
             raise ToolError(refusal)
         file = jail.relative(jail.resolve(path, write=True))
+        updated, imports_added = add_missing_imports(file, updated) if path.endswith(".py") else (updated, "")
         if before is not None and (repeated := repeated_version(file, before, updated, context)):
             raise ToolError(repeated)
         real = save(path, updated.encode("utf-8"))
@@ -435,7 +439,7 @@ def file_tools(
             report += f"\nNote: {dropped_imports_note(path, dropped_imports)}."
         if restated:
             report += f"\nNote: {restated_note(path, restated)}"
-        notes = _format_note(path, updated) + _imports_note(path, updated, context)
+        notes = imports_added + _format_note(path, updated) + _imports_note(path, updated, context)
         return report + appended + (_elsewhere(old_text, real) if old_text else "") + notes
 
     def package_import_refusal(file: str, text: str, context: ToolContext) -> str | None:
