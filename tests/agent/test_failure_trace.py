@@ -148,6 +148,8 @@ async def test_the_failing_call_is_shown_line_by_line_with_its_values(workspace:
     assert "middle = len(ordered) // 2  # middle = 2" in trace
     assert "return (ordered[middle] + ordered[middle + 1]) / 2  # returned 3.5" in trace
     assert "where ordered[middle] = 3, ordered[middle + 1] = 4" in trace
+    # The test expects 2.5: the line with both indexes one lower returns it.
+    assert trace.endswith("expected 2.5: `return (ordered[middle - 1] + ordered[middle]) / 2` would return 2.5")
     assert "return ordered[middle]" not in trace  # the branch not taken
     assert len(trace) <= TRACE_CHARS
     # The rerun leaves the workspace as it was.
@@ -165,6 +167,32 @@ async def test_a_pytest_failure_is_traced(workspace: Path) -> None:
         "How median([4, 1, 3, 2]) ran in stats.py, called from test_stats.py line 9 (test_median_even)"
     )
     assert "where ordered[middle] = 3, ordered[middle + 1] = 4" in trace
+    assert "`return (ordered[middle - 1] + ordered[middle]) / 2` would return 2.5" in trace
+
+
+@pytest.mark.parametrize(
+    ("body", "expected", "fix"),
+    [
+        ("return items[1]", 10, "return items[0]"),  # one read, one lower
+        ("return items[i + 1] - 10", 10, "return items[i] - 10"),
+        ("return items[i] + items[i + 2]", 50, "return items[i - 1] + items[i + 2]"),  # one of two reads
+        ("return items[0] + 1", 10, None),  # no index one off returns it
+        ("return items[len(items) - 1]", 30, None),  # a call in the line: nothing is evaluated
+    ],
+)
+async def test_a_return_line_with_an_index_one_off_gets_the_line_that_returns_the_expected_value(
+    workspace: Path, body: str, expected: int, fix: str | None
+) -> None:
+    (workspace / "pick.py").write_text(f"def pick(items, i=1):\n    {body}\n")
+    (workspace / "test_pick.py").write_text(
+        f"from pick import pick\n\n\ndef test_pick():\n    assert {expected} == pick([10, 20, 30, 40])\n"
+    )
+    trace = await trace_of(workspace, "-m", "pytest", "-q", "-p", "no:cacheprovider", "test_pick.py")
+    assert trace is not None and f"{body}  # returned" in trace
+    if fix:
+        assert trace.endswith(f"expected {expected}: `{fix}` would return {expected}"), trace
+    else:
+        assert "would return" not in trace, trace
 
 
 async def test_a_call_that_raises_shows_the_exception_at_its_line(workspace: Path) -> None:
@@ -242,3 +270,10 @@ async def test_a_comprehension_in_the_call_shows_its_items_and_result(workspace:
     trace = await example_trace(sandbox, "nonzero({'a': 1, 'b': 0})", ["textutils"], 20)
     assert trace is not None
     assert "# the comprehension ran with k = 'a', v = 1; k = 'b', v = 0, giving {'a': 1}; kept = {'a': 1}" in trace
+
+
+async def test_an_example_of_a_number_gets_the_line_that_returns_it(workspace: Path) -> None:
+    checks, context = TaskChecks(Sandbox(workspace)), ToolContext(run_id="run", workspace=workspace)
+    [failing] = await checks.results("In stats.py, median([4, 1, 3, 2]) returns 2.5.", context)
+    assert failing.output == "median([4, 1, 3, 2]) returned 3.5, expected 2.5"
+    assert failing.trace.endswith("`return (ordered[middle - 1] + ordered[middle]) / 2` would return 2.5")

@@ -8,6 +8,13 @@ workspace's code (not a test file, not an installed package) is shown as it ran:
 locals it changed, and the value returned or the exception raised, with the values of the
 return line's parts (``ordered[middle + 1] = 4``).
 
+When the test compares the call with a literal (``assertEqual(median(x), 2.5)``, ``assert
+f(x) == 2.5``, or the value of an example) and the return line reads list items, the line is
+tried with those indexes one off, each alone and all together: a version that returns the
+expected value is shown (``return (ordered[middle - 1] + ordered[middle]) / 2`` would return
+2.5). Told only that ``ordered[middle] = 3, ordered[middle + 1] = 4`` where 2.5 was expected,
+the 1.5B edited the line into itself, or rewrote the module without its other function.
+
 The call shown is the last one the test made, from the line its traceback points at, straight
 into workspace code (what that code calls is not traced, except its comprehensions, shown with the
 values their loop variables took and what they built: ``word = 'Hello,'; word = 'World!', giving []``
@@ -117,10 +124,14 @@ async def example_trace(
     call: str,
     modules: Sequence[str],
     timeout: float,  # noqa: ASYNC109 - a limit on the rerun, enforced by the sandbox
+    expected: str = "",
 ) -> str | None:
     """How ``call``, an example the task gives (``slugify("Hello, World!")``), ran in the workspace
-    ``modules`` that define it; ``None`` if it could not be traced."""
-    argv = [sys.executable, "-c", _PROGRAM, call, "example", ",".join(modules), "0", str(TRACE_CHARS)]
+    ``modules`` that define it; ``None`` if it could not be traced.
+
+    ``expected``: the literal the call should return, when the example gives one.
+    """
+    argv = [sys.executable, "-c", _PROGRAM, call, "example", ",".join(modules), "0", str(TRACE_CHARS), expected]
     return await _traced(sandbox, argv, timeout)
 
 
@@ -132,7 +143,8 @@ async def _traced(sandbox: Sandbox, argv: list[str], timeout: float) -> str | No
 
 # Runs in the sandbox, the workspace the working directory: argv is the test id, the runner,
 # the test file, the line of it the failure points at and the most characters to print. For
-# the runner "example", the test id is the call to trace and the file the modules to import.
+# the runner "example", the test id is the call to trace, the file the modules to import, and
+# a seventh argument the literal the call should return ("" when it is not known).
 _PROGRAM = r'''
 import ast
 import contextlib
@@ -143,6 +155,7 @@ import reprlib
 import sys
 
 TEST_ID, RUNNER, TEST_FILE, LINE, CHARS = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4]), int(sys.argv[5])
+EXPECTED = sys.argv[6] if len(sys.argv) > 6 else ""
 ROOT = os.path.realpath(os.getcwd())
 MAX_LINES, VALUE_CHARS, SOURCE_CHARS = 40, 60, 70
 SHORT = reprlib.Repr()
@@ -236,6 +249,68 @@ def parts(nodes, frame):
     return list(dict.fromkeys(shown))[:6]
 
 
+EQUALITY_ASSERTS = ("assertEqual", "assertEquals", "assertAlmostEqual")
+
+
+def expected_value(frame, function):
+    """(True, the literal the caller's line compares its call of ``function`` with), else (False, None)."""
+    if frame.f_code.co_filename == "<example>":
+        return (True, ast.literal_eval(EXPECTED)) if EXPECTED else (False, None)
+    node, _ = statement(frame.f_code.co_filename, frame.f_lineno)
+    for inner in ast.walk(node) if node is not None else ():
+        if isinstance(inner, ast.Call) and getattr(inner.func, "attr", "") in EQUALITY_ASSERTS and len(inner.args) > 1:
+            sides = inner.args[:2]
+        elif isinstance(inner, ast.Compare) and [type(op) for op in inner.ops] == [ast.Eq]:
+            sides = [inner.left, inner.comparators[0]]
+        else:
+            continue
+        for called, other in (sides, sides[::-1]):
+            calls = [inner.func for inner in ast.walk(called) if isinstance(inner, ast.Call)]
+            if function in {getattr(func, "id", getattr(func, "attr", "")) for func in calls}:
+                try:
+                    return True, ast.literal_eval(other)
+                except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+                    pass
+    return False, None
+
+
+def shifted(index, delta):
+    """The index expression ``index`` one lower or higher: ``m + 1`` becomes ``m``, ``m`` becomes ``m - 1``."""
+    if isinstance(index, ast.Constant) and type(index.value) is int:
+        return ast.Constant(index.value + delta)
+    base, offset = index, delta
+    right = getattr(index, "right", None)
+    if isinstance(index, ast.BinOp) and isinstance(right, ast.Constant) and type(right.value) is int:
+        if isinstance(index.op, (ast.Add, ast.Sub)):
+            base, offset = index.left, delta + (right.value if isinstance(index.op, ast.Add) else -right.value)
+    if offset == 0:
+        return base
+    return ast.BinOp(base, ast.Add() if offset > 0 else ast.Sub(), ast.Constant(abs(offset)))
+
+
+def index_fix(node, frame, expected):
+    """``node``, a return line, with its indexes one off so that it returns ``expected`` in ``frame``; or None."""
+    if node.value is None or any(isinstance(inner, UNSAFE) for inner in ast.walk(node.value)):
+        return None
+    reads = [n for n in ast.walk(node.value) if isinstance(n, ast.Subscript) and not isinstance(n.slice, ast.Slice)]
+    originals = [read.slice for read in reads]
+    for chosen in [*([read] for read in reads), *([reads] if len(reads) > 1 else [])]:
+        for delta in (-1, 1):
+            for read in chosen:
+                read.slice = shifted(read.slice, delta)
+            try:
+                tree = ast.fix_missing_locations(ast.Expression(node.value))
+                value = eval(compile(tree, "<trace>", "eval"), frame.f_globals, dict(frame.f_locals))
+                if type(value) is type(expected) and value == expected:
+                    return ast.unparse(node)
+            except Exception:
+                pass
+            finally:
+                for read, original in zip(reads, originals):
+                    read.slice = original
+    return None
+
+
 def signature(frame):
     """The call as ``name(arguments)``, with the values the arguments had on entry."""
     code, values = frame.f_code, frame.f_locals
@@ -289,6 +364,8 @@ class Call:
         self.rows = []  # [line, the locals it changed, how the call ended there]
         self.error = None
         self.where = []  # the values of the last line's parts
+        self.expected = expected_value(back, code.co_name)
+        self.fix = None  # the return line with its indexes one off, when that returns the expected value
         self.stopped = False
 
     def locals(self, frame):
@@ -326,6 +403,9 @@ class Call:
             else:
                 self.rows[-1][2] = f"returned {show(arg)}"
                 self.where = parts(nodes, frame) if isinstance(node, ast.Return) else []
+                known, expected = self.expected
+                if known and isinstance(node, ast.Return) and arg != expected:
+                    self.fix = index_fix(node, frame, expected)
         return self.local
 
     def render(self):
@@ -347,6 +427,9 @@ class Call:
         body = lines[: len(lines) - len(tail)]
         if self.where:
             tail.append(" " * (width + 8) + "where " + ", ".join(self.where))
+        if self.fix:
+            expected = show(self.expected[1])
+            tail.append(" " * (width + 8) + f"expected {expected}: `{self.fix}` would return {expected}")
         room = CHARS - len(head) - sum(len(line) + 1 for line in tail) - 60
         kept = []
         for line in body:

@@ -188,7 +188,10 @@ class TaskChecks:
         for example in examples:
             result = await self._run(example.label, example.argv())
             results.append(
-                await self._traced(result, partial(example_trace, self.sandbox, example.call, example.modules))
+                await self._traced(
+                    result,
+                    partial(example_trace, self.sandbox, example.call, example.modules, expected=example.returns),
+                )
             )
         if saved is not None and (saved_check := await self._saved_output(saved)) is not None:
             results.append(saved_check)

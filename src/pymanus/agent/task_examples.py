@@ -106,6 +106,11 @@ class Example:
     """Whether ``expected`` is what the call prints, not what it returns."""
 
     @property
+    def returns(self) -> str:
+        """The literal the call must return ("" for an example of what it prints)."""
+        return "" if self.prints else self.expected
+
+    @property
     def label(self) -> str:
         return f"{self.call} {'prints' if self.prints else '=='} {self.expected}"
 
