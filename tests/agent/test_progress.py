@@ -272,11 +272,24 @@ def test_the_reminder_and_the_completion_check_name_missing_folders(tmp_path: Pa
     (tmp_path / "app" / "main.py").write_text("print(1)\n")
     assert "Not written yet: tests/." in next_step_prompt(task, ctx)
     problem = missing_outputs(task, "Done.", ctx)
-    assert problem is not None and "the task asks for a tests folder, but the workspace has no tests/" in problem
-    (tmp_path / "app" / "tests").mkdir()  # anywhere in the project will do
+    assert problem is not None
+    assert "the task asks for a tests folder, but the workspace has no tests/ at its top" in problem
+    (tmp_path / "app" / "tests").mkdir()  # project_layout: a new tests folder inside the package is not it
     (tmp_path / "app" / "tests" / "test_main.py").write_text("def test_main():\n    pass\n")
+    assert "Not written yet: tests/." in next_step_prompt(task, ctx)
+    (tmp_path / "app" / "tests").rename(tmp_path / "tests")
     assert "Not written" not in next_step_prompt(task, ctx)
     assert missing_outputs(task, "Done.", ctx) is None
+
+
+def test_a_folder_the_workspace_had_anywhere_counts_where_it_is(tmp_path: Path) -> None:
+    (tmp_path / "src" / "app" / "tests").mkdir(parents=True)
+    (tmp_path / "src" / "app" / "tests" / "test_old.py").write_text("def test_old():\n    pass\n")
+    ctx = context(tmp_path)
+    task = "Add a test for parse() to the tests folder."
+    task_message(task, ctx)
+    assert "tests/" not in next_step_prompt(task, ctx)
+    assert "tests folder" not in (missing_outputs(task, "Done.", ctx) or "")
 
 
 def test_the_reminder_names_requested_files_that_are_still_empty(tmp_path: Path) -> None:

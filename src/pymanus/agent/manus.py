@@ -163,8 +163,8 @@ def missing_outputs(
             problems.append(f"{name} is empty")
         elif path.is_file() and path.suffix in _TEXT_SUFFIXES and _PLACEHOLDER.search(read_head(path)):
             problems.append(f"{name} still contains a placeholder such as {{{{...}}}} instead of real values")
-    for folder in progress.missing_folders(task, workspace, snapshot):
-        problems.append(f"the task asks for a {folder[:-1]} folder, but the workspace has no {folder}")
+    for folder in progress.missing_folders(task, context):
+        problems.append(f"the task asks for a {folder[:-1]} folder, but the workspace has no {folder} at its top")
     if _PLACEHOLDER_ANSWER.fullmatch(answer.strip()):
         problems.append(f"your answer {answer.strip()!r} is a placeholder, not the actual answer")
     for check in checks:

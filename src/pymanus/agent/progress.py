@@ -118,10 +118,17 @@ def named_folders(task: str) -> list[str]:
     return list(dict.fromkeys(name.strip(".") for name in found if not _NOT_A_FOLDER_NAME.fullmatch(name)))
 
 
-def missing_folders(task: str, workspace: Path, snapshot: Snapshot | None) -> list[str]:
-    """The folders the task asks for that are nowhere in the workspace (as ``name/``)."""
-    present = {part for relative in snapshot or () for part in relative.split("/")[:-1]}
-    return [f"{name}/" for name in named_folders(task) if name not in present and not (workspace / name).is_dir()]
+def missing_folders(task: str, context: ToolContext) -> list[str]:
+    """The folders the task asks for (as ``name/``) that are not at the top of the workspace.
+
+    A new project's folders go there: "set up a project in this folder: a package folder weather
+    ...; a tests folder" means ``tests/``, not ``weather/tests/`` (the 1.5B put its test there, and
+    a project whose tests pytest finds only inside the package failed the user's layout). A folder
+    of that name that was anywhere in the workspace when the run started counts where it is.
+    """
+    existed = {part for relative in context.state.get(_START) or () for part in relative.split("/")[:-1]}
+    workspace = Path(context.workspace)
+    return [f"{name}/" for name in named_folders(task) if name not in existed and not (workspace / name).is_dir()]
 
 
 # Numbers worth checking: decimals (1,234.5; 5.25 ending a sentence) and integers of two digits or more
@@ -430,7 +437,7 @@ def task_message(
     for key in (_ORIGINALS, KEPT_FILES, WITHHELD_TOOLS, BRIEFED_WITHHELD_TOOLS, PARALLEL_WHILE_UNCHANGED, FOUND_FILES):
         context.state.pop(key, None)
     context.state[TASK_WORDS] = frozenset(re.findall(r"\w+", task))
-    context.state[TASK_FOLDERS] = frozenset(folder.rstrip("/") for folder in missing_folders(task, workspace, snapshot))
+    context.state[TASK_FOLDERS] = frozenset(folder.rstrip("/") for folder in missing_folders(task, context))
     saved = saved_output(task)
     context.state[PRINTED_FILES] = {} if saved is None else {PurePosixPath(saved.file).as_posix(): saved.script}
     if selects_files(task):
@@ -481,9 +488,7 @@ def next_step_prompt(task: str, context: ToolContext, checks: Sequence[CheckResu
     now = scan(workspace)
     written = changed_files(context.state.get(_START), now)
     missing = [name for name in named_files(task) if locate(workspace, name, now) is None]
-    missing += [
-        folder for folder in missing_folders(task, workspace, now) if not any(n.startswith(folder) for n in missing)
-    ]
+    missing += [folder for folder in missing_folders(task, context) if not any(n.startswith(folder) for n in missing)]
     # The 1.5B created README.md with `touch` and spent its steps on tests: empty, it was still owed.
     empty = [name for name in named_files(task) if (path := locate(workspace, name, now)) and empty_output(path)]
     parts = []
