@@ -84,3 +84,19 @@ def test_every_unimported_module_is_named_from_its_first_use() -> None:
     problem = unimported_modules("m.py", "x = 1\nprint(os.sep)\nprint(math.pi, os.name)\n")
     assert problem is not None and problem.startswith("m.py uses os, math (line 2) but never imports them")
     assert "add `import os; import math`" in problem
+
+
+async def test_a_test_that_imports_its_module_from_the_wrong_folder_gets_the_full_import(
+    tools: dict[str, Tool], jail: PathJail
+) -> None:
+    # project_layout run 230: `from .cli import main` in weather/tests/test_cli.py; the note said to write
+    # weather/tests/cli.py, when the module was weather/cli.py.
+    await call(tools["write_file"], path="weather/cli.py", content="def main():\n    print('ready')\n")
+    test = "from .cli import main\n\n\ndef test_main():\n    main()\n"
+    written = await call(tools["write_file"], path="weather/tests/test_cli.py", content=test)
+    assert written.text.endswith(
+        "Note: weather/tests/test_cli.py imports main from weather/tests/cli.py, which is not there; the module "
+        "is weather/cli.py, so import it by its full name: `from weather.cli import main`."
+    )
+    whole = await call(tools["write_file"], path="weather/tests/test_all.py", content="from . import cli\n")
+    assert whole.text.endswith("so import it by its full name: `import weather.cli`.")

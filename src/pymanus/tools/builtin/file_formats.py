@@ -200,7 +200,24 @@ def unwritten_imports(name: str, text: str, exists: Callable[[str], bool]) -> st
             "out, and import the package's modules by their own names (from .cli import main)."
         )
     missing = _imported(module, names)
+    if (found := _same_name_above(module, exists)) is not None:
+        # project_layout run 230: `from .cli import main` in weather/tests/test_cli.py, where weather/cli.py is
+        dotted = found.removesuffix(".py").replace("/", ".")
+        statement = f"from {dotted} import {', '.join(names)}" if names else f"import {dotted}"
+        return (
+            f"Note: {name} imports {missing}, which is not there; the module is {found}, so import it by its "
+            f"full name: `{statement}`."
+        )
     return f"Note: {name} imports {missing}, which does not exist yet: write {module} next{_defining(names)}."
+
+
+def _same_name_above(module: str, exists: Callable[[str], bool]) -> str | None:
+    """The module of ``module``'s file name in a folder above it (weather/cli.py for weather/tests/cli.py)."""
+    path = PurePosixPath(module)
+    for folder in path.parent.parents:
+        if exists(candidate := (folder / path.name).as_posix()):
+            return candidate
+    return None
 
 
 def unwritten_package_import(name: str, text: str, exists: Callable[[str], bool]) -> str | None:
