@@ -248,6 +248,32 @@ async def test_a_list_of_files_picked_by_content_comes_from_code(tmp_path: Path)
     assert (workspace / "todo_files.txt").read_text() == "src/app/main.py\nsrc/app/db/models.py\n"
 
 
+async def test_paths_in_an_error_are_not_paths_the_code_found(tmp_path: Path) -> None:
+    """find_todos run 230: the walk failed with FileNotFoundError on a doubled path, the hint named the
+    path it meant, and the 1.5B wrote that one path as the list of files holding TODO."""
+    workspace = tmp_path / "ws"
+    (workspace / "src" / "web").mkdir(parents=True)
+    (workspace / "src" / "web" / "index.html").write_text("<!-- TODO: footer -->\n")
+    (workspace / "src" / "main.py").write_text("# TODO: port\n")
+    walk = (
+        "import os\nfor root, _, names in os.walk('src'):\n    for name in names:\n"
+        "        print(read_file(os.path.join(root, root, name)))\n"
+    )
+    model = ScriptedModel(
+        [
+            call("python", code=walk),
+            call("write_file", path="todo_files.txt", content="src/main.py\n"),
+            call("terminate", status="success", message="Listed."),
+        ]
+    )
+    task = "Find every file under src/ that contains TODO and write their paths to todo_files.txt, one per line."
+    result = await run_preset(workspace, model, task)
+    failed, refused = [m.text for m in result.messages if m.role == "tool"][:2]
+    assert "FileNotFoundError" in failed and "but has src/main.py" in failed
+    assert refused.startswith("todo_files.txt was not written: the task picks files by what is in them")
+    assert not (workspace / "todo_files.txt").exists()
+
+
 async def test_a_list_of_files_a_task_does_not_pick_by_content_may_be_typed(tmp_path: Path) -> None:
     workspace = tmp_path / "ws"
     (workspace / "src").mkdir(parents=True)

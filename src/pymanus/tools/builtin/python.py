@@ -203,7 +203,9 @@ class PythonRunner:
         if not result.is_error:
             ctx.state.setdefault(CODE_RAN, started)
             append_capped(ctx.state, CODE_SOURCES, ran)
-        append_capped(ctx.state, CODE_OUTPUT, result.text)
+        # What failed code printed before its traceback; not the traceback and the notes after it, whose
+        # paths the code did not find (find_todos: the path a FileNotFoundError hint named became the list).
+        append_capped(ctx.state, CODE_OUTPUT, result.text.split("[stderr]", 1)[0] if result.is_error else result.text)
         return result
 
     def _description(self) -> str:
