@@ -59,13 +59,15 @@ from pymanus.tools.builtin.search_lint import other_case_search
 from pymanus.tools.builtin.workspace_scan import Snapshot, changed_files, describe_changes, scan
 from pymanus.tools.tool import DEFAULT_MAX_RESULT_CHARS, Tool, ToolContext, ToolResult
 
-"""Library functions small models learnt from older versions, with what replaces them."""
 PythonCode = Annotated[str, Field(json_schema_extra={"contentMediaType": PYTHON_SOURCE})]
 
 WORKER_SOURCE = (Path(__file__).parent / "python_worker.py").read_text(encoding="utf-8")
 CODE_RETRIES = 6
 """Failed calls in a row a run tolerates: fixing code by trial and error is normal work."""
 DATA_LIBRARIES = ("numpy", "pandas", "matplotlib", "scipy", "sklearn", "PIL", "openpyxl")
+
+_STDERR = "[stderr]"
+"""Heads what the code wrote to stderr in a result; what it printed comes before."""
 
 
 def available_libraries() -> list[str]:
@@ -205,7 +207,7 @@ class PythonRunner:
             append_capped(ctx.state, CODE_SOURCES, ran)
         # What failed code printed before its traceback; not the traceback and the notes after it, whose
         # paths the code did not find (find_todos: the path a FileNotFoundError hint named became the list).
-        append_capped(ctx.state, CODE_OUTPUT, result.text.split("[stderr]", 1)[0] if result.is_error else result.text)
+        append_capped(ctx.state, CODE_OUTPUT, result.text.split(_STDERR, 1)[0] if result.is_error else result.text)
         return result
 
     def _description(self) -> str:
@@ -316,7 +318,7 @@ class PythonRunner:
         elif result.stdout.strip():
             parts.append(fit(result.stdout.rstrip("\n"), self.tool_budget // 2))
         if result.stderr.strip():
-            parts.append("[stderr]\n" + fit(result.stderr.rstrip("\n"), self.tool_budget // 3))
+            parts.append(f"{_STDERR}\n" + fit(result.stderr.rstrip("\n"), self.tool_budget // 3))
         if result.timed_out:
             parts.append(f"Stopped: it ran longer than {self.sandbox.timeout:g} s and was killed.")
         elif not result.ok:
@@ -373,7 +375,7 @@ class PythonRunner:
         if stdout.strip():
             parts.append(stdout)
         if stderr.strip():
-            parts.append("[stderr]\n" + stderr)
+            parts.append(f"{_STDERR}\n" + stderr)
         ok = bool(outcome.status.get("ok")) and not outcome.timed_out and not outcome.ended
         footer = recovery_note(outcome, self.sandbox, session=self.session, libraries=self.libraries)
         if footer:
