@@ -247,6 +247,9 @@ def test_written_files_that_do_not_parse_send_the_answer_back(tmp_path: Path) ->
     stacked = "## Totals\n| Region | Total |\n|---|---|\n|  | region | total |\n|---:|:---|---:|\n| 0 | East | 4.5 |\n"
     (tmp_path / "report.md").write_text(stacked)
     (tmp_path / "todo.txt").write_text("'\\n'.join(p for p in os.listdir('src'))")  # the code, not its result
+    # word_counts run 230: the failed code in a fence, its r'\\n' a raw line break from the JSON.
+    fenced = "```json\nrows = []\nfor name in os.listdir('texts'):\n    rows.append(re.findall(r'\n', name))```"
+    (tmp_path / "words.md").write_text(fenced)
     (tmp_path / "squares.py").write_text("import math\nfor i in range(1, 11):\n    print(math.pow(i, 2))\n")
     (tmp_path / "tests").mkdir()
     (tmp_path / "tests" / "cli.py").write_text("def test_main():\n    assert True\n")  # no runner collects it
@@ -255,6 +258,7 @@ def test_written_files_that_do_not_parse_send_the_answer_back(tmp_path: Path) ->
     assert "report.md is not valid Markdown (the table at line 2 has a second header at line 4" in problem
     assert "its header and |---| line included, so write no header of your own before it" in problem
     assert "todo.txt holds Python code, not what the code computes" in problem
+    assert "words.md holds Python code, not what the code computes" in problem
     assert "squares.py: line 3 calls math.pow, which always returns a float" in problem
     assert "so they will not run tests/cli.py; name it tests/test_cli.py" in problem
     assert "counts.md is not valid Markdown (the table at line 3 has a header and no rows: write the whole" in problem
@@ -269,6 +273,7 @@ def test_written_files_that_do_not_parse_send_the_answer_back(tmp_path: Path) ->
     two_tables = "| region | total |\n|---|---|\n| East | 4.5 |\n\n| a | b |\n|---|---|\n| 1 | 2 |\n"
     (tmp_path / "report.md").write_text(two_tables)
     (tmp_path / "todo.txt").write_text("src/app/main.py\n")
+    (tmp_path / "words.md").write_text("| file | words |\n|---|---|\n| a.txt | 3 |\n")
     (tmp_path / "squares.py").write_text("for i in range(1, 11):\n    print(i ** 2)\n")
     (tmp_path / "tests" / "cli.py").rename(tmp_path / "tests" / "test_cli.py")
     assert missing_outputs(task, "Done.", context) is None

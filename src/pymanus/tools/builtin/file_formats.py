@@ -16,6 +16,7 @@ import tomllib
 from collections.abc import Callable
 from pathlib import PurePosixPath
 
+from pymanus.tools.builtin.code_repair import repair
 from pymanus.tools.builtin.markdown_tables import check_tables
 from pymanus.tools.builtin.missing_imports import missing_modules
 
@@ -105,15 +106,20 @@ _RESULT_TEXT = (".txt", ".md", ".csv")
 _WORK_CALLS = frozenset({"walk", "listdir", "scandir", "glob", "rglob", "read_file", "open", "read_csv", "read_text"})
 
 
+_FENCE = re.compile(r"```[\w+-]*")
+
+
 def code_instead_of_result(text: str) -> bool:
     """Whether ``text`` is Python that computes something (a comprehension, a call that reads files).
 
     The 1.5B wrote ``'\\n'.join([path for folder, _, names in os.walk('src/') ...])`` with write_file
     as the content of todo_files.txt, and called the list written. A sentence or a list of paths
-    (``src/app/main.py`` parses as Python too) has no such parts.
+    (``src/app/main.py`` parses as Python too) has no such parts. The code is read without Markdown
+    fences and with the repairs the ``python`` tool makes (word_counts run 230: counts.md held the
+    failed code in a json fence, its ``r'\\n'`` a raw line break).
     """
     try:
-        tree = ast.parse(text)
+        tree = ast.parse(repair(_FENCE.sub("", text))[0])
     except (SyntaxError, ValueError):
         return False
     for node in ast.walk(tree):

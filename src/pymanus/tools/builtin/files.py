@@ -68,7 +68,7 @@ from pymanus.tools.builtin.found_files import guessed_listing
 from pymanus.tools.builtin.markdown_tables import mend_tables
 from pymanus.tools.builtin.missing_imports import add_missing_imports
 from pymanus.tools.builtin.module_merge import merged_module, misplaced_line, redefinition
-from pymanus.tools.builtin.python_state import CODE_OUTPUT
+from pymanus.tools.builtin.python_state import CODE_FOUND
 from pymanus.tools.builtin.text_edits import (
     insert_lines,
     new_definitions,
@@ -257,7 +257,7 @@ def file_tools(
                 f"a project's pyproject.toml goes in the folder above its packages. Write it as {root}."
             )
         if (folder := context.state.get(FOUND_FILES)) is not None and (
-            refusal := guessed_listing(file, text, jail.root, folder=folder, printed=context.state.get(CODE_OUTPUT, ""))
+            refusal := guessed_listing(file, text, jail.root, folder=folder, printed=context.state.get(CODE_FOUND, ""))
         ):
             raise ToolError(refusal)
 

@@ -54,7 +54,14 @@ from pymanus.tools.builtin.python_hints import (
 )
 from pymanus.tools.builtin.python_recovery import recovery_note
 from pymanus.tools.builtin.python_session import BlockOutcome, WorkerSession, frame, parse_status
-from pymanus.tools.builtin.python_state import CODE_OUTPUT, CODE_RAN, CODE_SOURCES, CODE_WROTE, append_capped
+from pymanus.tools.builtin.python_state import (
+    CODE_FOUND,
+    CODE_OUTPUT,
+    CODE_RAN,
+    CODE_SOURCES,
+    CODE_WROTE,
+    append_capped,
+)
 from pymanus.tools.builtin.search_lint import other_case_search
 from pymanus.tools.builtin.workspace_scan import Snapshot, changed_files, describe_changes, scan
 from pymanus.tools.tool import DEFAULT_MAX_RESULT_CHARS, Tool, ToolContext, ToolResult
@@ -205,9 +212,8 @@ class PythonRunner:
         if not result.is_error:
             ctx.state.setdefault(CODE_RAN, started)
             append_capped(ctx.state, CODE_SOURCES, ran)
-        # What failed code printed before its traceback; not the traceback and the notes after it, whose
-        # paths the code did not find (find_todos: the path a FileNotFoundError hint named became the list).
-        append_capped(ctx.state, CODE_OUTPUT, result.text.split(_STDERR, 1)[0] if result.is_error else result.text)
+            append_capped(ctx.state, CODE_FOUND, result.text)
+        append_capped(ctx.state, CODE_OUTPUT, result.text)
         return result
 
     def _description(self) -> str:

@@ -13,6 +13,10 @@ Code that wrote its result and then failed (a ``print`` of the wrong type) still
 CODE_OUTPUT = "python.output"
 """``ToolContext.state`` key: what the run's code printed, the latest :data:`CODE_OUTPUT_CHARS` characters."""
 CODE_OUTPUT_CHARS = 100_000
+CODE_FOUND = "python.found"
+"""``ToolContext.state`` key: what the blocks that ran without error printed (the latest :data:`CODE_OUTPUT_CHARS`
+characters): the paths a walk found. A failed walk's traceback and its notes name paths it did not find
+(find_todos run 230: the path a FileNotFoundError note gave became the list of files holding TODO)."""
 CODE_SOURCES = "python.code"
 """``ToolContext.state`` key: the code of the blocks that ran without error, the latest :data:`CODE_OUTPUT_CHARS`
 characters (what a completion check asks of the run's computation: did it leave out the rows the task leaves out)."""
