@@ -288,6 +288,17 @@ def shifted(index, delta):
     return ast.BinOp(base, ast.Add() if offset > 0 else ast.Sub(), ast.Constant(abs(offset)))
 
 
+def same_value(value, expected):
+    """Whether ``value`` is ``expected``: equal, and of its type (a number may be an int or a float)."""
+    numbers = (int, float)
+    if type(value) is not type(expected) and not (type(value) in numbers and type(expected) in numbers):
+        return False
+    try:
+        return bool(value == expected)
+    except Exception:  # an array compares item by item
+        return False
+
+
 def index_fix(node, frame, expected):
     """``node``, a return line, with its indexes one off so that it returns ``expected`` in ``frame``; or None."""
     if node.value is None or any(isinstance(inner, UNSAFE) for inner in ast.walk(node.value)):
@@ -301,7 +312,7 @@ def index_fix(node, frame, expected):
             try:
                 tree = ast.fix_missing_locations(ast.Expression(node.value))
                 value = eval(compile(tree, "<trace>", "eval"), frame.f_globals, dict(frame.f_locals))
-                if type(value) is type(expected) and value == expected:
+                if same_value(value, expected):
                     return ast.unparse(node)
             except Exception:
                 pass
@@ -404,7 +415,7 @@ class Call:
                 self.rows[-1][2] = f"returned {show(arg)}"
                 self.where = parts(nodes, frame) if isinstance(node, ast.Return) else []
                 known, expected = self.expected
-                if known and isinstance(node, ast.Return) and arg != expected:
+                if known and isinstance(node, ast.Return) and not same_value(arg, expected):
                     self.fix = index_fix(node, frame, expected)
         return self.local
 
