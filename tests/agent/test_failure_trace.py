@@ -176,6 +176,7 @@ async def test_a_pytest_failure_is_traced(workspace: Path) -> None:
         ("return items[1]", 10, "return items[0]"),  # one read, one lower
         ("return items[i + 1] - 10", 10, "return items[i] - 10"),
         ("return items[i] + items[i + 2]", 50, "return items[i - 1] + items[i + 2]"),  # one of two reads
+        ("return (items[i] + items[i + 1]) / 2", 15, "return (items[i - 1] + items[i]) / 2"),  # 15.0 is 15
         ("return items[0] + 1", 10, None),  # no index one off returns it
         ("return items[len(items) - 1]", 30, None),  # a call in the line: nothing is evaluated
     ],
