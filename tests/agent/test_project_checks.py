@@ -59,6 +59,11 @@ def test_a_file_without_the_table_gets_the_whole_table_to_write(tmp_path: Path) 
     assert sent_back is not None and sent_back.count("pyproject.toml") == 2, sent_back
     assert "pyproject.toml sets name, version outside any table" in sent_back
     assert sent_back.endswith(". Fix this, then call terminate again.")
+    # project_layout run 231: the keys with the table's name in front, which the [project] line replaces.
+    (tmp_path / "pyproject.toml").write_text("project_name = 'weather'\nproject-version = '0.1.0'\n")
+    sent_back = missing_outputs(TASK, "Done.", context) or ""
+    assert "pyproject.toml sets project_name, project-version outside any table" in sent_back
+    assert "with this content: \"[project]\\nname = 'weather'\\nversion = '0.1.0'\\n\"" in sent_back
     # `tool = 'poetry'` as a key, not the [tool.poetry] table: the done check crashed on the string.
     (tmp_path / "pyproject.toml").write_text("tool = 'poetry'\n[build-system]\nrequires = []\n")
     [problem] = pyproject_problems(TASK, context)

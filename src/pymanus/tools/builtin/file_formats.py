@@ -59,12 +59,15 @@ _PROJECT_KEYS = ("name", "version", "description", "readme", "dependencies", "re
 def loose_project_keys(name: str, text: str) -> str | None:
     """The project keys a pyproject.toml sets outside any table, where no packaging tool reads them.
 
-    The 1.5B wrote ``name = 'weather'`` and ``version = '0.1.0'`` as the whole file, twice.
+    The 1.5B wrote ``name = 'weather'`` and ``version = '0.1.0'`` as the whole file, twice, and
+    ``project_name = 'weather'`` with ``project_version`` (project_layout run 231).
     """
-    loose = [key for key in _PROJECT_KEYS if key in tomllib.loads(text)]
+    keys = tomllib.loads(text)
+    spellings = [spelled for key in _PROJECT_KEYS for spelled in (key, f"project_{key}", f"project-{key}")]
+    loose = [key for key in spellings if key in keys]
     if not loose:
         return None
-    fixed = "[project]\n" + text.lstrip()
+    fixed = "[project]\n" + _PREFIXED_PROJECT_KEY.sub(r"\1", text.lstrip())
     how = (
         f"write_file {name} with this content: {json.dumps(fixed)}"
         if len(fixed) <= _SHOWN_FIX
@@ -76,6 +79,7 @@ def loose_project_keys(name: str, text: str) -> str | None:
     )
 
 
+_PREFIXED_PROJECT_KEY = re.compile(rf"^project[_-]({'|'.join(_PROJECT_KEYS)})\b", re.MULTILINE)
 _SETUP_CALL = re.compile(r"\bsetup\s*\(")
 _PROJECT_AS_VALUE = re.compile(r"^\s*project\s*=\s*\{", re.MULTILINE)
 _PROJECT_KEYWORD = re.compile(r"\b(name|version|description)\s*=\s*(['\"])([^'\"\n]*)\2")
