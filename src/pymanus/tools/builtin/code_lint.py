@@ -12,6 +12,7 @@ import re
 from collections.abc import Collection
 from pathlib import Path, PurePosixPath
 
+from pymanus.tools.builtin.total_lint import total_never_added
 from pymanus.tools.builtin.workspace_scan import defining_module
 
 _REGEX_LIKE = re.compile(r"\[\^?[^\]]*(?:\w-\w|\\[wdsWDS])[^\]]*\]|\\[sdwSDWb]|\.[*+]|\(\?")
@@ -376,6 +377,7 @@ def code_mistakes(source: str) -> list[str]:
         redefined_function,
         file_read_twice,
         typed_write,
+        total_never_added,
     )
     return [mistake for lint in lints if (mistake := lint(source))]
 
