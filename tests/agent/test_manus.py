@@ -357,6 +357,10 @@ async def test_files_made_from_nothing_may_come_in_one_response(tmp_path: Path) 
     result = await run_preset(workspace, model, task)
     assert result.state is RunState.FINISHED, result.output
     assert [s.parallel_tool_calls for s in model.request_settings][:2] == [None, False]  # one a reply once written
+    # Modules and a README to write from nothing: no code until a file exists (runs 222 and 231 wrote every
+    # file from string literals in one python call, which broke on their quotes and line breaks).
+    opening, written = ({tool.name for tool in tools} for tools in model.request_tools[:2])
+    assert "python" not in opening and "write_file" in opening and "python" in written
     package, module = [m.text for m in result.messages if m.role == "tool"][:2]
     assert package.startswith("Created weather/__init__.py") and "does not exist yet" not in package
     assert module.startswith("Created weather/cli.py")
@@ -371,6 +375,10 @@ async def test_files_made_from_nothing_may_come_in_one_response(tmp_path: Path) 
     task = "Write squares.py that prints 1 and 4, run it, and save what it prints to squares.txt"
     await run_preset(empty, model, task)
     assert model.request_settings[0].parallel_tool_calls is False
+    assert "python" in {tool.name for tool in model.request_tools[0]}
+    model = ScriptedModel([call("terminate", status="success", message="done")], name="local:test")
+    await run_preset(empty, model, "Write make_data.py and data.csv with 100 random rows.")  # data to compute
+    assert "python" in {tool.name for tool in model.request_tools[0]}
 
 
 def test_a_package_importing_a_module_another_call_of_the_reply_writes_is_not_refused(tmp_path: Path) -> None:

@@ -77,7 +77,13 @@ CHECKED_TOOLS = frozenset({"python"})
 """Tools also withheld while the workspace is as the first message showed it, when a check the task
 names failed there: the message shows what the check's run printed, so code run before any change
 only repeats it. add_function began with ``from textutils import slugify`` in 5 of 8 runs, a step
-lost to an ImportError, and fix_failing_test with re-typing the test."""
+lost to an ImportError, and fix_failing_test with re-typing the test. So too while an empty workspace
+stays empty, when the task names modules and other files it writes (:data:`WRITTEN_SUFFIXES`) and
+nothing to compute: project_layout began with one ``python`` call writing every file from string
+literals in 2 of 4 runs (222, 231), which broke on their quotes and line breaks, where ``write_file``
+takes each file's text as it is."""
+WRITTEN_SUFFIXES = frozenset({".py", ".md", ".rst", ".toml", ".cfg", ".ini", ".yaml", ".yml"})
+"""Files a task writes rather than computes: source, configuration and documentation."""
 PROSE_SUFFIXES = frozenset({".txt", ".md", ".rst", ""})
 """Files of prose: while one is shown whole, ``read_file`` stays callable. Denied that read, the
 1.5B rewrote meeting.txt and summarized status/*.txt through python, and lost text in 2 runs of 4
@@ -454,11 +460,14 @@ def task_message(
         if kept:
             context.state[_ORIGINALS] = _originals(workspace, {name: snapshot[name] for name in kept})
             context.state[KEPT_FILES] = kept
-    if snapshot == {} and saved is None and len(named_files(task)) >= 2:
+    from_nothing = snapshot == {} and saved is None and len(named_files(task)) >= 2
+    if from_nothing:
         # Files to create from nothing, none of them a script's output: no call waits on a result. On
         # project_layout the 1.5B, one call per reply, began with weather/__init__.py importing cli.py
         # and spent its steps on that import. (squares_script, allowed several, typed squares.txt.)
         context.state[PARALLEL_WHILE_UNCHANGED] = snapshot
+    suffixes = {PurePosixPath(name).suffix for name in named_files(task)}
+    scaffold = from_nothing and ".py" in suffixes and suffixes <= WRITTEN_SUFFIXES
     absent = missing_sources(task, snapshot) if snapshot is not None else []
     if absent:  # the 1.5B wrote a sales.csv of its own, from the system prompt's example rows, and reported totals
         context.state[KEPT_FILES] = {**context.state.get(KEPT_FILES, {}), **dict.fromkeys(absent, MISSING_SOURCE)}
@@ -476,7 +485,7 @@ def task_message(
     if withhold_briefed and snapshot is not None and set(snapshot) <= {*shown, *heads}:  # empty too
         prose = any(PurePosixPath(path).suffix in PROSE_SUFFIXES for path in shown)
         briefed = BRIEFED_TOOLS - {"read_file"} if prose else BRIEFED_TOOLS
-        context.state[BRIEFED_WITHHELD_TOOLS] = (snapshot, briefed | CHECKED_TOOLS if failing else briefed)
+        context.state[BRIEFED_WITHHELD_TOOLS] = (snapshot, briefed | CHECKED_TOOLS if failing or scaffold else briefed)
     if checks:
         parts.append("The task's checks, run now:\n" + "\n".join(c.describe(BRIEF_CHECK_CHARS) for c in checks))
     return "\n\n".join(parts)
