@@ -12,7 +12,7 @@ import pytest
 from helpers.file_cases import call
 from pymanus.sandbox import PathJail
 from pymanus.tools import Tool, ToolContext
-from pymanus.tools.builtin.markdown_tables import check_tables, close_table_gaps, drop_header_row, mend_tables
+from pymanus.tools.builtin.markdown_tables import close_table_gaps
 
 
 async def test_a_written_file_that_does_not_parse_gets_a_warning(tools: dict[str, Tool], jail: PathJail) -> None:
@@ -75,30 +75,6 @@ GAPPED_TABLE = "| file | lines |\n|---|---|\n\n| alpha.txt | 3 |\n\n| beta.txt |
 )
 def test_only_gaps_between_rows_of_one_table_are_closed(text: str, closed: str | None) -> None:
     assert close_table_gaps(text) == closed
-
-
-TO_MARKDOWN = "| region   |   total |\n|:---------|--------:|\n| East     |    4.5 |\n| North    |      3 |"
-
-
-@pytest.mark.parametrize(
-    "written",
-    [
-        f"## Totals\n| Region | Total |\n|---|---|\n{TO_MARKDOWN}\n\nDone.",
-        f"## Totals\n| Region | Total |\n|---|---|\n\n{TO_MARKDOWN}\n\nDone.",
-        f"## Totals\n| Region |\n|---|\n{TO_MARKDOWN}\n\nDone.",  # another number of cells: still no table
-    ],
-)
-def test_a_header_written_above_the_tables_own_is_dropped(written: str) -> None:
-    # sales_report runs 104 and 105: a header by hand, then DataFrame.to_markdown()'s table.
-    assert mend_tables(written) == (
-        f"## Totals\n{TO_MARKDOWN}\n\nDone.",
-        ["the header row written above the table's own header was removed"],
-    )
-
-
-def test_tables_that_need_no_mending_are_left_alone() -> None:
-    assert mend_tables(f"## Totals\n{TO_MARKDOWN}\n") is None
-    assert mend_tables(f"{TO_MARKDOWN}\n\nAnd by city:\n\n{TO_MARKDOWN}\n") is None  # two tables with rows
 
 
 async def test_a_table_written_with_empty_lines_between_its_rows_is_written_whole(
@@ -362,28 +338,6 @@ async def test_a_markdown_table_whose_first_row_repeats_its_header_is_written_wi
     assert (jail.root / "counts.md").read_text() == "| file | lines |\n|:-----|:------|\n| a.txt | 3 |\n"
     assert "Note: the first row, a copy of the header, was removed" in result.text
     assert "Warning" not in result.text
-
-
-def test_a_table_whose_first_row_repeats_its_header_is_named_where_it_is_not_mended() -> None:
-    # An edit_file result is checked as written: the warning names the row.
-    with pytest.raises(ValueError, match=r"the table at line 1 repeats its header as its first row \(line 3\)"):
-        check_tables("| file | lines |\n|---|---|\n| File | lines |\n| a.txt | 3 |\n")
-
-
-@pytest.mark.parametrize(
-    ("text", "mended"),
-    [
-        ("| a | b |\n|---|---|\n| A | B |\n| 1 | 2 |\n", "| a | b |\n|---|---|\n| 1 | 2 |\n"),
-        ("| a | b |\n|---|---|\n| 1 | 2 |\n| a | b |\n", None),  # a later row is left to the model
-        ("| a | b |\n|---|---|\n| a | c |\n", None),
-        (
-            "Intro\n\n| a |\n|---|\n| a |\n| 1 |\n\n| b |\n|---|\n| b |\n",
-            "Intro\n\n| a |\n|---|\n| 1 |\n\n| b |\n|---|\n",
-        ),
-    ],
-)
-def test_only_a_first_row_equal_to_the_header_is_dropped(text: str, mended: str | None) -> None:
-    assert drop_header_row(text) == mended
 
 
 async def test_a_pyproject_with_project_keys_outside_a_table_gets_a_warning(

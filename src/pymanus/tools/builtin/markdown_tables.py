@@ -1,8 +1,8 @@
-"""Markdown tables: reading them, what makes one unreadable, and mending the three mistakes that do.
+"""Markdown tables: reading them, what makes one unreadable, and mending the four mistakes that do.
 
 A table a model computed is worth little if it does not render: a header with no rows, two
 headers, empty lines between rows. :func:`check_tables` names the problem (a warning on the
-written file); :func:`mend_tables` repairs the three mistakes with one reading only, and
+written file); :func:`mend_tables` repairs the four mistakes with one reading only, and
 :func:`mend_table_files` does so in the files code wrote, through the workspace's jail.
 """
 
@@ -82,12 +82,15 @@ def markdown_table(text: str) -> tuple[list[str], list[list[str]]] | None:
 def mend_tables(text: str) -> tuple[str, list[str]] | None:
     """``text`` with its Markdown tables mended, and what was mended, in words (None: nothing was).
 
-    Three mistakes that leave a table a model computed unreadable, with one reading only: a header
+    Four mistakes that leave a table a model computed unreadable, with one reading only: a header
     written by hand above the one ``DataFrame.to_markdown()`` writes (sales_report, runs 104 and
-    105), a first row that repeats the header (:func:`drop_header_row`), and empty lines between
-    rows (:func:`close_table_gaps`).
+    105), a first row that repeats the header (:func:`drop_header_row`), empty lines between
+    rows (:func:`close_table_gaps`), and a ``|---|`` line after the last row (:func:`drop_closing_rule`).
     """
     fixes = []
+    if (ended := drop_closing_rule(text)) is not None:  # first: its rule would read as a second header's
+        text = ended
+        fixes.append("the |---| line after the table's last row was removed")
     if (single := drop_hand_header(text)) is not None:
         text = single
         fixes.append("the header row written above the table's own header was removed")
@@ -98,6 +101,24 @@ def mend_tables(text: str) -> tuple[str, list[str]] | None:
         text = closed
         fixes.append("the empty lines between its table rows were removed")
     return (text, fixes) if fixes else None
+
+
+def drop_closing_rule(text: str) -> str | None:
+    """``text`` without the ``|---|`` lines that close a table under its last row (None: none do).
+
+    status_summary run 232: the 1.5B ended its table with the rule line it began it with; read as
+    the header of a table with no rows, it made the warning name the last row as a header.
+    """
+    lines = text.split("\n")
+    kept: list[str] = []
+    in_rows = False  # reading the rows under a table's |---| line
+    for number, line in enumerate(lines):
+        below = lines[number + 1] if number + 1 < len(lines) else ""
+        if in_rows and _is_rule(line) and "|" not in below and not _is_rule(kept[-1]):
+            continue
+        in_rows = (in_rows or (_is_rule(line) and bool(kept) and "|" in kept[-1])) and "|" in line
+        kept.append(line)
+    return "\n".join(kept) if len(kept) < len(lines) else None
 
 
 def drop_hand_header(text: str) -> str | None:
