@@ -460,20 +460,21 @@ def task_message(
         if kept:
             context.state[_ORIGINALS] = _originals(workspace, {name: snapshot[name] for name in kept})
             context.state[KEPT_FILES] = kept
-    from_nothing = snapshot == {} and saved is None and len(named_files(task)) >= 2
+    named = named_files(task)
+    from_nothing = snapshot == {} and saved is None and len(named) >= 2
     if from_nothing:
         # Files to create from nothing, none of them a script's output: no call waits on a result. On
         # project_layout the 1.5B, one call per reply, began with weather/__init__.py importing cli.py
         # and spent its steps on that import. (squares_script, allowed several, typed squares.txt.)
         context.state[PARALLEL_WHILE_UNCHANGED] = snapshot
-    suffixes = {PurePosixPath(name).suffix for name in named_files(task)}
+    suffixes = {PurePosixPath(name).suffix for name in named}
     scaffold = from_nothing and ".py" in suffixes and suffixes <= WRITTEN_SUFFIXES
     absent = missing_sources(task, snapshot) if snapshot is not None else []
     if absent:  # the 1.5B wrote a sales.csv of its own, from the system prompt's example rows, and reported totals
         context.state[KEPT_FILES] = {**context.state.get(KEPT_FILES, {}), **dict.fromkeys(absent, MISSING_SOURCE)}
     shown: list[str] = []
     heads: list[str] = []
-    parts = [task, describe_workspace(workspace, shown=shown, heads=heads, first=named_files(task))]
+    parts = [task, describe_workspace(workspace, shown=shown, heads=heads, first=named)]
     if absent:
         parts.append(
             f"Not in the workspace: {', '.join(absent)}, which the task reads. Do not make up its content: if it "
@@ -496,10 +497,11 @@ def next_step_prompt(task: str, context: ToolContext, checks: Sequence[CheckResu
     workspace = Path(context.workspace)
     now = scan(workspace)
     written = changed_files(context.state.get(_START), now)
-    missing = [name for name in named_files(task) if locate(workspace, name, now) is None]
+    named = named_files(task)
+    missing = [name for name in named if locate(workspace, name, now) is None]
     missing += [folder for folder in missing_folders(task, context) if not any(n.startswith(folder) for n in missing)]
     # The 1.5B created README.md with `touch` and spent its steps on tests: empty, it was still owed.
-    empty = [name for name in named_files(task) if (path := locate(workspace, name, now)) and empty_output(path)]
+    empty = [name for name in named if (path := locate(workspace, name, now)) and empty_output(path)]
     parts = []
     if written:
         more = f" and {len(written) - _SHOWN} more" if len(written) > _SHOWN else ""
