@@ -210,12 +210,12 @@ def unwritten_imports(name: str, text: str, exists: Callable[[str], bool]) -> st
             "out, and import the package's modules by their own names (from .cli import main)."
         )
     missing = _imported(module, names)
-    if (found := _same_name_above(module, exists)) is not None:
+    if (above := _same_name_above(module, exists)) is not None:
         # project_layout run 230: `from .cli import main` in weather/tests/test_cli.py, where weather/cli.py is
-        dotted = found.removesuffix(".py").replace("/", ".")
+        dotted = above.removesuffix(".py").replace("/", ".")
         statement = f"from {dotted} import {', '.join(names)}" if names else f"import {dotted}"
         return (
-            f"Note: {name} imports {missing}, which is not there; the module is {found}, so import it by its "
+            f"Note: {name} imports {missing}, which is not there; the module is {above}, so import it by its "
             f"full name: `{statement}`."
         )
     return f"Note: {name} imports {missing}, which does not exist yet: write {module} next{_defining(names)}."
