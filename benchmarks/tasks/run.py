@@ -40,7 +40,7 @@ if __package__ in (None, ""):  # run as a script: make ``benchmarks.tasks`` impo
 
 from benchmarks.tasks.suite import Task, select
 
-from pymanus import Agent, Message, RunRestarted, RunState
+from pymanus import Agent, Message, RunState
 
 AgentFactory = Callable[[Path], Agent]
 """Builds a fresh agent working in the given workspace."""
@@ -71,9 +71,6 @@ class TaskOutcome:
     """Kept workspace (with ``--keep``), for a look at what the agent did."""
     messages: list[dict[str, Any]] = field(default_factory=list)
     """The run's conversation (without the per-step reminders), in the ``--json`` file: why a task failed."""
-    attempts: int = 1
-    earlier: list[list[dict[str, Any]]] = field(default_factory=list)
-    """The conversations of the attempts that failed and were undone, first to last."""
 
 
 async def run_task(
@@ -129,10 +126,8 @@ async def _run_agent(
         agent = agent_factory(workspace)
         run = agent.start(task.prompt)
         async with asyncio.timeout(time_limit), contextlib.aclosing(run.events()) as events:
-            async for event in events:
-                if isinstance(event, RunRestarted):
-                    out.attempts = event.attempt
-                    out.earlier.append(_dump(run.messages))
+            async for _ in events:
+                pass
         result = run.result()
         out.end = f"{'finished' if result.state is RunState.FINISHED else 'error'}:{result.reason}"
         out.output = result.output
@@ -153,19 +148,49 @@ async def _run_agent(
                 logging.getLogger(__name__).warning("closing the agent failed: %s", exc)
 
 
-def manus_factory(model: str, *, max_steps: int, timeout: float, base_url: str | None = None) -> AgentFactory:
-    """Agents of the Manus preset for ``model``, as ``pymanus run`` would build them."""
-    from pymanus.agent.manus import build_manus_agent
+def manus_factory(
+    model: str, *, max_steps: int, timeout: float, base_url: str | None = None, aids: list[str] | None = None
+) -> AgentFactory:
+    """Agents of the Manus preset for ``model``, as ``pymanus run`` would build them.
+
+    ``aids``: exactly these local aids (``None``: those the configuration turns on for the model).
+    """
     from pymanus.config import Settings
+    from pymanus.local_aids import equipped_agent
 
     def build(workspace: Path) -> Agent:
         overrides = {
             "model": {"name": model, "base_url": base_url},
             "agent": {"workspace": str(workspace), "max_steps": max_steps, "timeout": timeout},
         }
-        return build_manus_agent(Settings.load(overrides=overrides))
+        return equipped_agent(Settings.load(overrides=overrides), aids=aids)
 
     return build
+
+
+def parse_aids(spec: str | None) -> list[str] | None:
+    """The aids ``--aids`` names: ``none``, ``all``, names, and ``-name`` to leave one out (``all,-code_repair``).
+
+    Raises :class:`ValueError` naming an unknown aid.
+    """
+    if spec is None:
+        return None
+    from pymanus.local_aids import AIDS
+
+    chosen: list[str] = []
+    for token in (t.strip() for t in spec.split(",") if t.strip()):
+        name = token.lstrip("-")
+        if name not in {"all", "none", *AIDS}:
+            raise ValueError(f"unknown aid {name!r}; known: all, none, {', '.join(AIDS)}")
+        if token == "all":
+            chosen = list(AIDS)
+        elif token == "none":
+            chosen = []
+        elif token.startswith("-"):
+            chosen = [aid for aid in chosen if aid != name]
+        elif name not in chosen:
+            chosen.append(name)
+    return [aid for aid in AIDS if aid in chosen]
 
 
 async def run_suite(
@@ -241,7 +266,7 @@ def format_row(outcome: TaskOutcome) -> str:
         str(outcome.steps),
         f"{outcome.seconds:.1f}",
         str(outcome.prompt_tokens),
-        outcome.end if outcome.attempts == 1 else f"{outcome.end} ({outcome.attempts} attempts)",
+        outcome.end,
         " ".join(outcome.reason.split())[:160],
     )
     return "  ".join(f"{cell:<{width}}" if width else cell for cell, (_, width) in zip(cells, COLUMNS, strict=True))
@@ -288,6 +313,11 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         help="model string (repeat, or separate with commas); default: the configured model",
     )
     parser.add_argument("--tasks", default="", help="comma-separated task names (default: all)")
+    parser.add_argument(
+        "--aids",
+        default=None,
+        help="local aids: none, all, names, -name to leave one out (all,-code_repair); default: the config's",
+    )
     parser.add_argument("--max-steps", type=int, default=20, help="step limit per run (default 20)")
     parser.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT, help="seconds per run (default 300)")
     parser.add_argument("--repeat", type=int, default=1, help="runs per task and model (default 1)")
@@ -328,8 +358,14 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
     except ConfigError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    try:
+        aids = parse_aids(args.aids)
+    except ValueError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
     factories = {
-        m: manus_factory(m, max_steps=args.max_steps, timeout=args.timeout, base_url=args.base_url) for m in models
+        m: manus_factory(m, max_steps=args.max_steps, timeout=args.timeout, base_url=args.base_url, aids=aids)
+        for m in models
     }
 
     outcomes: list[TaskOutcome] = []
@@ -370,7 +406,7 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
 
 def write_json(path: Path, args: argparse.Namespace, outcomes: list[TaskOutcome]) -> None:
     """All outcomes so far and their summary; rewritten after every run, so a stopped suite keeps its transcripts."""
-    settings = {key: getattr(args, key) for key in ("max_steps", "timeout", "repeat", "strict", "base_url")}
+    settings = {key: getattr(args, key) for key in ("max_steps", "timeout", "repeat", "strict", "base_url", "aids")}
     payload = {"settings": settings, "summary": summarize(outcomes), "results": [asdict(o) for o in outcomes]}
     path.write_text(json.dumps(payload, indent=2) + "\n", encoding="utf-8")
 

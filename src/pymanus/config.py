@@ -50,9 +50,6 @@ class AgentConfig(_Section):
     max_steps: int = Field(default=30, ge=1)
     workspace: str = "./workspace"
     timeout: float | None = Field(default=None, gt=0)
-    attempts: int = Field(default=2, ge=1)
-    """Times a run may start over from the workspace as it found it, after an attempt that
-    failed early (stuck, a tool failing repeatedly, or giving up); see ``Agent(attempts=...)``."""
 
 
 class SandboxConfig(_Section):
@@ -72,6 +69,18 @@ class WebConfig(_Section):
     searxng_url: str = ""
 
 
+class LocalAidsConfig(_Section):
+    """``[local_aids]``: the small-model aids (see :mod:`pymanus.local_aids`) to turn on or off.
+
+    By default every aid is on for ``local:`` models and off for the others; ``enabled``
+    turns aids on for any model, ``disabled`` turns them off (it wins over ``enabled``).
+    ``"all"`` names every aid.
+    """
+
+    enabled: list[str] = Field(default_factory=list)
+    disabled: list[str] = Field(default_factory=list)
+
+
 class Settings(_Section):
     """All settings of PyManus."""
 
@@ -79,6 +88,7 @@ class Settings(_Section):
     agent: AgentConfig = Field(default_factory=AgentConfig)
     sandbox: SandboxConfig = Field(default_factory=SandboxConfig)
     web: WebConfig = Field(default_factory=WebConfig)
+    local_aids: LocalAidsConfig = Field(default_factory=LocalAidsConfig)
     source: str | None = Field(default=None, exclude=True)
     """The config file these settings were read from, if any."""
 

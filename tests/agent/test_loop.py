@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import pytest
 
@@ -23,11 +24,13 @@ from pymanus import (
     ToolContext,
     tool,
 )
-from pymanus.agent.guards import REPEAT_HINT
-from pymanus.agent.notes import NO_TOOL_CALL_NUDGE, UNREADABLE_NOTE, WRAP_UP_PROMPT
+from pymanus.agent.extensions import Extension
+from pymanus.agent.notes import NO_TOOL_CALL_NUDGE, REPEAT_HINT, UNREADABLE_NOTE, WRAP_UP_PROMPT
 from pymanus.errors import ModelError, ModelOutputError
 from pymanus.models import FunctionModel, ScriptedModel, call
 from pymanus.models.base import ModelResponse, ModelSettings, ToolDefinition
+from pymanus.tools.middleware import ToolMiddleware
+from pymanus.tools.tool import ToolResult
 
 
 async def test_tool_call_then_terminate() -> None:
@@ -121,7 +124,7 @@ async def test_model_error_ends_in_error() -> None:
 
 async def test_first_repeat_gets_a_hint_and_more_end_the_run() -> None:
     same = [call("add", a=1, b=2), call("add", b=2, a=1), call("add", a=1, b=2), "never reached"]
-    agent = Agent(ScriptedModel(same), tools=[add], max_repeats=3, resample_repeats=0, wrap_up=False)
+    agent = Agent(ScriptedModel(same), tools=[add], max_repeats=3, wrap_up=False)
     result = await agent.run("task")
     tool_messages = [m for m in result.messages if m.role == "tool"]
     assert tool_messages[0].content == "3"
@@ -139,7 +142,7 @@ async def test_same_call_with_a_new_result_is_not_a_repeat() -> None:
         return f"run {next(counter)}"
 
     model = ScriptedModel([call("check")] * 4 + [call("terminate", status="success", message="done")])
-    result = await Agent(model, tools=[check], max_repeats=2, resample_repeats=0).run("task")
+    result = await Agent(model, tools=[check], max_repeats=2).run("task")
     assert (result.state, result.reason, result.steps) == (RunState.FINISHED, "terminate", 5)
     assert not any(REPEAT_HINT in str(m.content) for m in result.messages if m.role == "tool")
 
@@ -161,7 +164,7 @@ class OfferRecordingModel(ScriptedModel):
 async def test_stuck_on_a_successful_call_is_asked_for_its_final_answer() -> None:
     same = [call("add", a=1, b=2)] * 3
     model = OfferRecordingModel([*same, call("terminate", status="success", message="1 + 2 = 3")])
-    events = [event async for event in Agent(model, tools=[add], resample_repeats=0).iter("task")]
+    events = [event async for event in Agent(model, tools=[add]).iter("task")]
     finished = events[-1]
     assert isinstance(finished, RunFinished)
     assert (finished.state, finished.reason, finished.output, finished.step) == (
@@ -179,17 +182,17 @@ async def test_stuck_on_a_successful_call_is_asked_for_its_final_answer() -> Non
 
 async def test_wrap_up_that_does_not_finish_ends_stuck() -> None:
     failing = [call("add", a=1, b=2)] * 3 + [call("terminate", status="failure", message="cannot")]
-    result = await Agent(ScriptedModel(failing), tools=[add], resample_repeats=0).run("task")
+    result = await Agent(ScriptedModel(failing), tools=[add]).run("task")
     assert (result.state, result.reason) == (RunState.ERROR, "stuck")
     assert "repeated the same `add` call 3 times" in result.output
     # A repeated call that fails is not wrapped up: the model has no answer to give.
     broken = [call("add", a="x", b=2)] * 3
     model = ScriptedModel(broken)
-    result = await Agent(model, tools=[add], max_repeats=3, resample_repeats=0).run("task")
+    result = await Agent(model, tools=[add], max_repeats=3).run("task")
     assert (result.state, result.reason, len(model.requests)) == (RunState.ERROR, "stuck", 3)
     # Without terminate there is nothing to offer.
     model = ScriptedModel([call("add", a=1, b=2)] * 3)
-    result = await Agent(model, tools=[add], terminate_tool=False, resample_repeats=0).run("task")
+    result = await Agent(model, tools=[add], terminate_tool=False).run("task")
     assert (result.state, result.reason, len(model.requests)) == (RunState.ERROR, "stuck", 3)
 
 
@@ -314,27 +317,77 @@ async def test_next_step_prompt_is_sent_but_not_kept() -> None:
     assert all(m.text != "Decide the next step." for m in result.messages)
 
 
-async def test_next_step_prompt_and_task_message_from_functions() -> None:
-    seen: list[tuple[str, str, int]] = []
+@dataclass
+class _Briefed:
+    first: str = ""
 
-    def remind(task: str, context: ToolContext) -> str | None:
-        seen.append((task, context.run_id, context.step))
-        context.state["reminders"] = context.state.get("reminders", 0) + 1
-        return None if context.step == 3 else f"Step {context.step}: {context.state['first']}"
 
-    def first_message(task: str, context: ToolContext) -> str:
-        context.state["first"] = "briefed"
-        return f"{task}\n\n(workspace notes)"
+class _Notes(Extension):
+    """An extension using every loop extension point, keeping its state in the run's typed store."""
 
-    model = ScriptedModel([call("add", a=1, b=1), call("add", a=2, b=2), "4"])
-    agent = Agent(model, tools=[add], next_step_prompt=remind, task_message=first_message)
-    result = await agent.run("task")
+    name = "notes"
+    instructions = "Be brief."
+
+    def __init__(self) -> None:
+        self.seen: list[tuple[str, str, int]] = []
+
+    def briefing(self, task: str, context: ToolContext) -> str:
+        context.store(_Briefed).first = "briefed"
+        return "(workspace notes)"
+
+    async def reminder(self, task: str, context: ToolContext) -> str | None:
+        self.seen.append((task, context.run_id, context.step))
+        return None if context.step == 3 else f"Step {context.step}: {context.store(_Briefed).first}"
+
+    def check_answer(self, task: str, answer: str, context: ToolContext) -> str | None:
+        return None if answer == "4" else "not 4"
+
+
+async def test_an_extension_adds_instructions_briefing_reminders_and_checks() -> None:
+    model = ScriptedModel([call("add", a=1, b=1), call("add", a=2, b=2), "5", "4"])
+    notes = _Notes()
+    result = await Agent(model, tools=[add], system_prompt="Add.", extensions=[notes]).run("task")
+    assert model.requests[0][0] == Message.system("Add.\n\nBe brief.")
     assert model.requests[0][-1] == Message.user("task\n\n(workspace notes)")
     assert model.requests[1][-1] == Message.user("Step 2: briefed")
     assert model.requests[2][-1].role == "tool"  # None: no reminder this time
-    assert [(task, step) for task, _, step in seen] == [("task", 2), ("task", 3)]
-    assert {run_id for _, run_id, _ in seen} == {result.run_id}
-    assert result.messages[1].text == "task\n\n(workspace notes)" and result.output == "4"
+    assert [(task, step) for task, _, step in notes.seen] == [("task", 2), ("task", 3), ("task", 4)]
+    assert {run_id for _, run_id, _ in notes.seen} == {result.run_id}
+    assert (result.output, result.steps) == ("4", 4)  # "5" was sent back
+    assert result.messages[1].text == "task\n\n(workspace notes)"
+    assert_protocol(result.messages)
+
+
+async def test_a_reminder_function_and_an_extension_reminder_are_joined() -> None:
+    model = ScriptedModel([call("add", a=1, b=1), "2"])
+    await Agent(model, tools=[add], next_step_prompt=lambda task, ctx: "Go on.", extensions=[_Notes()]).run("t")
+    assert model.requests[1][-1] == Message.user("Go on.\n\nStep 2: briefed")
+
+
+async def test_an_extension_that_raises_adds_nothing(caplog: pytest.LogCaptureFixture) -> None:
+    class Broken(Extension):
+        name = "broken"
+
+        def briefing(self, task: str, context: ToolContext) -> str:
+            raise OSError("unreadable")
+
+    model = ScriptedModel(["done"])
+    result = await Agent(model, extensions=[Broken()]).run("task")
+    assert model.requests[0][-1] == Message.user("task") and result.output == "done"
+    assert "the briefing of broken failed; ignored" in caplog.text
+
+
+async def test_extension_middleware_sees_every_call() -> None:
+    class Doubler(ToolMiddleware):
+        async def after_call(self, call: ToolCall, result: ToolResult, context: ToolContext) -> ToolResult:
+            return result.model_copy(update={"content": result.text * 2})
+
+    class WithMiddleware(Extension):
+        middleware = Doubler()
+
+    model = ScriptedModel([call("add", a=1, b=1), "done"])
+    result = await Agent(model, tools=[add], extensions=[WithMiddleware()]).run("task")
+    assert result.messages[3].text == "22"
 
 
 async def test_streaming_models_emit_text_deltas() -> None:
@@ -401,7 +454,7 @@ async def test_each_run_keeps_its_own_plan() -> None:
     assert "no plan" in (await agent.run("look")).output.lower()
 
 
-async def test_completion_check_sends_unfinished_answers_back() -> None:
+async def test_answer_check_sends_unfinished_answers_back() -> None:
     checked: list[str] = []
 
     def check(task: str, answer: str, context: object) -> str | None:
@@ -415,7 +468,7 @@ async def test_completion_check_sends_unfinished_answers_back() -> None:
             call("terminate", status="success", message="report written"),
         ]
     )
-    result = await Agent(model, completion_check=check).run("write report.md")
+    result = await Agent(model, answer_checks=[check]).run("write report.md")
     assert (result.state, result.output, result.steps) == (RunState.FINISHED, "report written", 3)
     assert checked == ["done", "all done"]  # two rejections used up: the third answer is accepted
     tool_answer = result.messages[3]
@@ -424,59 +477,20 @@ async def test_completion_check_sends_unfinished_answers_back() -> None:
     assert_protocol(result.messages)
 
 
-async def test_completion_check_gives_up_after_two_rejections() -> None:
+async def test_answer_check_gives_up_after_two_rejections() -> None:
     model = ScriptedModel(["a", "b", "c"])
-    result = await Agent(model, completion_check=lambda task, answer, context: "missing").run("task")
+    result = await Agent(model, answer_checks=[lambda task, answer, context: "missing"]).run("task")
     assert (result.state, result.output, result.steps) == (RunState.FINISHED, "c", 3)
 
 
-async def test_a_completion_check_that_raises_accepts_the_answer(caplog: pytest.LogCaptureFixture) -> None:
+async def test_an_answer_check_that_raises_accepts_the_answer(caplog: pytest.LogCaptureFixture) -> None:
     # A bug in a check (a 300-character "path" from a copied note) once crashed a finished run.
     def check(task: str, answer: str, context: object) -> str:
         raise OSError(36, "File name too long")
 
-    result = await Agent(ScriptedModel(["all done"]), completion_check=check).run("task")
+    result = await Agent(ScriptedModel(["all done"]), answer_checks=[check]).run("task")
     assert (result.state, result.output) == (RunState.FINISHED, "all done")
-    assert "the completion check failed; the answer is accepted" in caplog.text
-
-
-async def test_failure_terminate_is_sent_back_once_while_the_check_finds_a_problem() -> None:
-    checked: list[str] = []
-
-    def check(task: str, answer: str, context: object) -> str:
-        checked.append(answer)
-        return "counts.md has a header and no rows."
-
-    model = ScriptedModel(
-        [call("terminate", status="failure", message="cannot"), call("terminate", status="failure", message="no")]
-    )
-    result = await Agent(model, completion_check=check).run("task")
-    assert (result.state, result.output, result.steps) == (RunState.ERROR, "no", 2)
-    assert checked == ["cannot"]  # the second failure is accepted without a check
-    sent_back = result.messages[3].text
-    assert sent_back.startswith("Not accepted yet") and "counts.md has a header and no rows." in sent_back
-    assert_protocol(result.messages)
-
-
-async def test_failure_terminate_is_accepted_when_the_check_is_satisfied() -> None:
-    model = ScriptedModel([call("terminate", status="failure", message="cannot")])
-    result = await Agent(model, completion_check=lambda task, answer, context: None).run("task")
-    assert (result.state, result.output, result.steps) == (RunState.ERROR, "cannot", 1)
-
-
-async def test_failure_terminate_on_the_last_step_is_accepted() -> None:
-    model = ScriptedModel([call("terminate", status="failure", message="cannot")])
-    agent = Agent(model, completion_check=lambda task, answer, context: "missing", max_steps=1)
-    result = await agent.run("task")
-    assert (result.state, result.output) == (RunState.ERROR, "cannot")
-
-
-async def test_failure_terminate_is_accepted_when_sending_back_is_off() -> None:
-    model = ScriptedModel([call("terminate", status="failure", message="cannot")])
-    agent = Agent(model, completion_check=lambda task, answer, context: "missing")
-    agent.limits.failure_rejections = 0
-    result = await agent.run("task")
-    assert (result.state, result.output) == (RunState.ERROR, "cannot")
+    assert "the answer check of check failed; ignored" in caplog.text
 
 
 async def test_run_end_hooks_run_once_even_when_abandoned() -> None:
@@ -512,44 +526,13 @@ async def test_terminate_beside_other_calls_is_not_run() -> None:
     assert_protocol(result.messages)
 
 
-async def test_a_done_check_ends_the_run_after_the_step_that_finished_the_task() -> None:
-    consulted: list[int] = []
+async def test_a_failure_terminate_is_not_checked() -> None:
+    checked: list[str] = []
 
-    def done(task: str, context: ToolContext) -> str | None:
-        consulted.append(len(consulted))
-        return "3, as the sum shows" if len(consulted) == 2 else None
+    def check(task: str, answer: str, context: object) -> str:
+        checked.append(answer)
+        return "missing"
 
-    model = ScriptedModel(
-        [call("add", a=1, b=1), call("add", a=1, b=2), call("terminate", status="success", message="x")]
-    )
-    result = await Agent(model, tools=[add], done_check=done).run("add 1 and 2")
-    assert (result.state, result.reason, result.output, result.steps) == (
-        RunState.FINISHED,
-        "done_check",
-        "3, as the sum shows",
-        2,
-    )
-    assert result.usage.requests == 2  # no request for a terminate step
-    assert_protocol(result.messages)
-
-
-async def test_the_done_check_waits_for_a_step_whose_calls_all_succeeded() -> None:
-    consulted: list[str] = []
-
-    def done(task: str, context: ToolContext) -> str:
-        consulted.append(task)
-        return "done"
-
-    model = ScriptedModel([call("add", a="one", b=2), call("add", a=1, b=2)])
-    result = await Agent(model, tools=[add], done_check=done).run("add")
-    assert (result.reason, result.steps, len(consulted)) == ("done_check", 2, 1)
-
-
-async def test_a_done_check_that_raises_lets_the_run_go_on(caplog: pytest.LogCaptureFixture) -> None:
-    def done(task: str, context: ToolContext) -> str:
-        raise OSError("unreadable")
-
-    model = ScriptedModel([call("add", a=1, b=2), call("terminate", status="success", message="3")])
-    result = await Agent(model, tools=[add], done_check=done).run("add")
-    assert (result.state, result.reason, result.output) == (RunState.FINISHED, "terminate", "3")
-    assert "the done check failed; the run goes on" in caplog.text
+    model = ScriptedModel([call("terminate", status="failure", message="cannot")])
+    result = await Agent(model, answer_checks=[check]).run("task")
+    assert (result.state, result.output, checked) == (RunState.ERROR, "cannot", [])

@@ -82,32 +82,6 @@ async def test_run_task_fails_wrong_work_and_keeps_the_workspace_when_asked() ->
     shutil.rmtree(outcome.workspace)
 
 
-async def test_run_task_keeps_the_conversations_of_failed_attempts() -> None:
-    model = ScriptedModel(
-        [
-            call("write_file", path="report.md", content="half"),
-            call("terminate", status="failure", message="I gave up."),
-            call("write_file", path="report.md", content=correct_report()),
-            call("terminate", status="success", message="Done."),
-        ]
-    )
-
-    def build(workspace: Path) -> Agent:
-        return Agent(model, tools=file_tools(PathJail(workspace)), workspace=workspace, attempts=2)
-
-    outcome = await run.run_task(build, select(["sales_report"])[0])
-    assert (outcome.ok, outcome.attempts, outcome.steps) == (True, 2, 4)
-    assert "(2 attempts)" in run.format_row(outcome)
-    (earlier,) = outcome.earlier
-    assert earlier[-1] == {
-        "role": "tool",
-        "content": "I gave up.",
-        "tool_call_id": earlier[-2]["tool_calls"][0]["id"],
-        "name": "terminate",
-    }
-    assert "I gave up." in outcome.messages[1]["content"]
-
-
 async def test_answer_only_task_is_checked_on_the_final_output() -> None:
     model = FunctionModel(lambda messages, tools: "There are 7 such items.")
     outcome = await run.run_task(file_agent(model), select(["low_stock_answer"])[0])
@@ -245,3 +219,15 @@ def test_the_json_report_is_written_after_every_run(
     # a suite killed after its first run still leaves that run's transcript behind
     assert seen_mid_suite == [["staging_port_answer"], ["staging_port_answer", "low_stock_answer"]]
     assert json.loads(json_path.read_text())["summary"]["openai:bench"]["success"] == 2
+
+
+def test_aids_are_parsed_from_the_command_line() -> None:
+    from pymanus.local_aids import AIDS
+
+    assert run.parse_aids(None) is None
+    assert run.parse_aids("none") == []
+    assert run.parse_aids("all") == list(AIDS)
+    assert run.parse_aids("all,-code_repair,-test_check") == [a for a in AIDS if a not in ("code_repair", "test_check")]
+    assert run.parse_aids("test_check,code_repair") == ["code_repair", "test_check"]  # in the registry's order
+    with pytest.raises(ValueError, match="unknown aid 'nope'"):
+        run.parse_aids("all,-nope")

@@ -109,17 +109,39 @@ def test_progress_is_shown_without_json(chat_server_thread: ChatServer, tmp_path
     assert "finished" in proc.stdout
 
 
-def test_a_failed_attempt_is_shown_and_the_run_starts_over(chat_server_thread: ChatServer, tmp_path: Path) -> None:
+def test_an_openai_model_gets_no_local_aids(chat_server_thread: ChatServer, tmp_path: Path) -> None:
+    from pymanus.local_aids.example import EXAMPLE_RUN
+
+    (tmp_path / "workspace").mkdir()
+    (tmp_path / "workspace" / "notes.txt").write_text("secret-looking note text\n")
     chat_server_thread.push(
-        completion(tool_calls=[tool_call("terminate", {"status": "failure", "message": "The tool broke."})]),
-        completion(tool_calls=[tool_call("terminate", {"status": "success", "message": "Fixed on the second try."})]),
+        completion(tool_calls=[tool_call("python", {"code": "for i in range(2): if i: print(i)"})]),
+        completion(tool_calls=[tool_call("terminate", {"status": "success", "message": "Done."})]),
     )
-    proc = run_cli(["run", "--model", "openai:any", "Say done."], tmp_path, chat_server_thread)
+    proc = run_cli(["run", "--model", "openai:any", "Read notes.txt."], tmp_path, chat_server_thread)
     assert proc.returncode == 0, proc.stderr
-    assert "attempt 2: the last attempt ended (terminate) and was undone" in " ".join(proc.stdout.split())
-    assert "Fixed on the second try." in proc.stdout
-    second_task = chat_server_thread.messages[1][1]["content"]
-    assert second_task.startswith("Say done.") and "The tool broke." in second_task
+    first, second = chat_server_thread.requests
+    system, task = first["messages"][0]["content"], first["messages"][1]["content"]
+    assert EXAMPLE_RUN not in system and "Example of a good run" not in system  # worked_example
+    assert task == "Read notes.txt.\n\nFiles in the workspace:\n- notes.txt (1 line)"  # no file_previews
+    assert {"grep", "find_files", "web_search", "planning"} <= {t["function"]["name"] for t in first["tools"]}
+    assert "parallel_tool_calls" not in first  # no one_call_per_step
+    observation = second["messages"][-1]["content"]
+    assert "SyntaxError" in observation and "was run with each statement" not in observation  # no code_repair
+    assert len(second["messages"]) == 4  # no progress_note reminder after the tool result
+
+
+def test_an_aid_can_be_switched_on_for_any_model(chat_server_thread: ChatServer, tmp_path: Path) -> None:
+    (tmp_path / "pymanus.toml").write_text('[local_aids]\nenabled = ["worked_example", "progress_note"]\n')
+    chat_server_thread.push(
+        completion(tool_calls=[tool_call("planning", {"command": "get"})]),
+        completion(tool_calls=[tool_call("terminate", {"status": "success", "message": "Done."})]),
+    )
+    proc = run_cli(["run", "--model", "openai:any", "x"], tmp_path, chat_server_thread)
+    assert proc.returncode == 0, proc.stderr
+    first, second = chat_server_thread.requests
+    assert "Example of a good run" in first["messages"][0]["content"]
+    assert second["messages"][-1]["content"].startswith("Step 2 of 30")
 
 
 @pytest.mark.parametrize(
@@ -153,7 +175,8 @@ def test_usage_and_config_errors_exit_2_with_one_line(
         ('[agent]\nmax_steps = "many"', "agent.max_steps: Input should be a valid integer"),
         ("[agent]\nmax_stepz = 3", "agent.max_stepz: unknown key"),
         ('[sandbox]\nbackend = "docker"', "sandbox.backend: Input should be 'auto', 'bwrap' or 'none'"),
-        ("[agent]\nattempts = 0", "agent.attempts: Input should be greater than or equal to 1"),
+        ("[agent]\nattempts = 2", "agent.attempts: unknown key"),
+        ('[local_aids]\nenabled = ["nope"]', "local_aids.enabled: unknown aid 'nope'"),
     ],
 )
 def test_bad_config_file_exits_2(tmp_path: Path, config: str, message: str) -> None:

@@ -351,15 +351,6 @@ class TestRealModel:
             assert {c.name for c in response.message.tool_calls} <= {"search"}
             _check_response(response, [SEARCH])
 
-    async def test_python_source_never_holds_semicolons_or_raw_line_breaks(self, small: LocalModel) -> None:
-        prompt = "Call python with this exact code: import os; x = 1; y = 2; print(x + y)"
-        for seed in (1, 2, 3):
-            settings = ModelSettings(seed=seed, temperature=0.8, max_tokens=200)
-            response = await small.request([Message.user(prompt)], [PYTHON], settings)
-            for call in response.message.tool_calls:
-                code = json.loads(call.arguments)["code"]
-                assert ";" not in code and "\r" not in code
-
     async def test_an_output_that_does_not_parse_is_drawn_again_once(
         self, small: LocalModel, monkeypatch: pytest.MonkeyPatch
     ) -> None:
@@ -560,7 +551,7 @@ async def test_qwen_native_tool_calls() -> None:
         ("|---" * 20 + "|", False),  # a wide table's rule line
         ("-" * 150, False),
         ("import os\nfor name in os.listdir('.'):\n    print(name)\n", False),
-        # Counting: the same piece with a number one higher each time (seen from the 1.5B).
+        # Counting: the same piece with a number one higher each time.
         ("r'" + "|".join(f"\\\\u{i:04X}" for i in range(0x20A0, 0x20E4)), True),
         ("r'" + "|".join(f"\\\\u{i:04X}" for i in range(0x20A0, 0x20E4))[:-2], True),  # a number cut off
         ("".join(f"{{read_file(path, start_line={i})}}\\t" for i in range(40, 60)), True),
@@ -582,7 +573,8 @@ def test_looping_output(text: str, loops: bool) -> None:
 def test_echoing_the_instructions() -> None:
     import json
 
-    from pymanus.agent.manus import EXAMPLE_RUN, SYSTEM_PROMPT
+    from pymanus.agent.manus import SYSTEM_PROMPT
+    from pymanus.local_aids.example import EXAMPLE_RUN
     from pymanus.models.local_runtime import compared_text, echoing
 
     instructions = compared_text(SYSTEM_PROMPT + EXAMPLE_RUN)

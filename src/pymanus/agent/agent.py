@@ -11,12 +11,13 @@ from pathlib import Path
 from typing import Any
 
 from pymanus.agent.events import Event, RunFinished
-from pymanus.agent.hooks import CompletionCheck, DoneCheck, NextStepPrompt, TaskMessage
+from pymanus.agent.extensions import AnswerCheck, AnswerCheckExtension, Extension
 from pymanus.agent.limits import RunLimits
-from pymanus.agent.loop import Run, RunSpec
+from pymanus.agent.loop import NextStepPrompt, Run, RunSpec
 from pymanus.agent.result import RunResult
 from pymanus.models.base import Model, ModelSettings
 from pymanus.tools.builtin.terminate import terminate
+from pymanus.tools.middleware import ToolMiddleware
 from pymanus.tools.tool import Tool, ToolContext
 from pymanus.tools.toolset import Toolset
 
@@ -41,19 +42,8 @@ class Agent:
             function ``(task, context) -> str | None`` that writes it from the run's progress.
         max_steps: steps before the run ends in error.
         timeout: wall-clock seconds for a whole run.
-        max_repeats: identical calls (same tool and arguments) that end a run as stuck.
-        resample_repeats: times a response making exactly the previous step's calls, or a
-            call that has already failed the same way ``max_repeats - 1`` times, is sampled
-            again (higher temperature, a note that they would give the same result, those
-            calls' tools not callable) before those calls run again.
-        attempts: how many times a run may start over when an attempt fails early: stuck, a
-            tool failing again and again, ``terminate`` with status "failure", or an answer the
-            ``completion_check`` still finds unfinished after sending it back twice, with at
-            least three steps left. The workspace is put back as the run found it (runs whose
-            workspace is over 64 MB or 5,000 files do not start over), the conversation starts
-            again from the task with a note of how the failed attempt ended, sampled at a
-            temperature of 0.6 at least, and a ``RunRestarted`` event says so. Steps and time
-            are shared by all attempts.
+        max_repeats: identical calls with identical results (same tool, arguments and result)
+            that end a run as stuck; the first repeat earns a hint.
         wrap_up: when the repeated call succeeds, ask once more, offering only ``terminate``,
             for the final answer before ending the run as stuck.
         terminate_tool: offer the ``terminate`` tool (the usual way to finish).
@@ -63,14 +53,12 @@ class Agent:
         settings: sampling settings for every request.
         workspace: the folder tools work in; passed to tools in their context.
         deps: any object the application wants its tools to see (``ToolContext.deps``).
-        completion_check: ``check(task, answer, context) -> str | None`` runs before a final
-            answer is accepted; a returned problem goes back to the model (twice at most)
+        answer_checks: ``check(task, answer, context) -> str | None`` functions run before a
+            final answer is accepted; a returned problem goes back to the model (twice at most)
             instead of ending the run.
-        task_message: ``(task, context) -> str`` builds the first user message from the task
-            (e.g. adding what the workspace holds); by default it is the task itself.
-        done_check: ``(task, context) -> str | None`` runs after every step whose calls all
-            succeeded; an answer it returns ends the run as finished (reason ``"done_check"``)
-            without asking the model for a ``terminate`` step.
+        middleware: :class:`~pymanus.tools.middleware.ToolMiddleware` every tool call goes through.
+        extensions: :class:`~pymanus.agent.extensions.Extension` objects adding instructions,
+            a briefing to the first message, per-step reminders, answer checks and middleware.
     """
 
     def __init__(
@@ -83,8 +71,6 @@ class Agent:
         max_steps: int = 30,
         timeout: float | None = None,
         max_repeats: int = 3,
-        resample_repeats: int = 1,
-        attempts: int = 1,
         wrap_up: bool = True,
         terminate_tool: bool = True,
         finish_on_text: bool = True,
@@ -92,15 +78,15 @@ class Agent:
         settings: ModelSettings | None = None,
         workspace: str | Path | None = None,
         deps: Any = None,
-        completion_check: CompletionCheck | None = None,
-        task_message: TaskMessage | None = None,
-        done_check: DoneCheck | None = None,
+        answer_checks: Sequence[AnswerCheck] = (),
+        middleware: Sequence[ToolMiddleware] = (),
+        extensions: Sequence[Extension] = (),
     ) -> None:
         if max_steps < 1:
             raise ValueError("max_steps must be at least 1")
-        if attempts < 1:
-            raise ValueError("attempts must be at least 1")
-        self.toolset = Toolset(tools)
+        self.extensions = [*extensions, *(AnswerCheckExtension(check) for check in answer_checks)]
+        layers = [*middleware, *(e.middleware for e in self.extensions if e.middleware is not None)]
+        self.toolset = Toolset(tools, layers)
         if terminate_tool and "terminate" not in self.toolset:
             self.toolset.add(terminate)
         self._model_spec = model
@@ -111,8 +97,6 @@ class Agent:
             max_steps=max_steps,
             timeout=timeout,
             max_repeats=max_repeats,
-            resample_repeats=resample_repeats,
-            attempts=attempts,
             wrap_up=wrap_up,
         )
         self.finish_on_text = finish_on_text
@@ -120,21 +104,12 @@ class Agent:
         self.settings = settings or ModelSettings()
         self.workspace = Path(workspace) if workspace is not None else Path("workspace")
         self.deps = deps
-        self.completion_check = completion_check
-        self.task_message = task_message
-        self.done_check = done_check
         self._closers: list[Callable[[], Awaitable[None]]] = []
         self._run_end_hooks: list[Callable[[str], Awaitable[None]]] = []
-        self._restart_hooks: list[Callable[[str], Awaitable[None]]] = []
 
     def on_run_end(self, hook: Callable[[str], Awaitable[None]]) -> None:
         """Register a coroutine function awaited with the run id when a run ends (e.g. to stop its processes)."""
         self._run_end_hooks.append(hook)
-
-    def on_run_restart(self, hook: Callable[[str], Awaitable[None]]) -> None:
-        """Register a coroutine function awaited with the run id when a run starts another attempt
-        (e.g. to drop a per-run interpreter whose variables came from the failed attempt)."""
-        self._restart_hooks.append(hook)
 
     def on_close(self, closer: Callable[[], Awaitable[None]]) -> None:
         """Register a coroutine function :meth:`aclose` awaits (e.g. to stop tool processes)."""
@@ -161,17 +136,14 @@ class Agent:
             model=self.model,
             toolset=self.toolset,
             system_prompt=self.system_prompt,
-            next_step_prompt=self.next_step_prompt,
             settings=self.settings,
             limits=self.limits,
             finish_on_text=self.finish_on_text,
             stream=self.stream,
             context=context,
-            completion_check=self.completion_check,
-            task_message=self.task_message,
-            done_check=self.done_check,
+            next_step_prompt=self.next_step_prompt,
+            extensions=tuple(self.extensions),
             on_end=tuple(self._run_end_hooks),
-            on_restart=tuple(self._restart_hooks),
         )
         return Run(spec=spec, task=task)
 

@@ -1,29 +1,30 @@
 """The think → act → observe loop of one run.
 
-A :class:`Run` owns one conversation and drives it until a termination condition:
-the ``terminate`` tool, a reply without tool calls (when allowed), the step limit,
-the wall-clock limit, a stuck or failing agent, or a model error. Every change of
-state is announced as an event.
+A :class:`Run` owns one conversation and drives it until a termination condition: the
+``terminate`` tool, a reply without tool calls (when allowed), the step limit, the
+wall-clock limit, a stuck or failing agent, or a model error. Every change of state is
+announced as an event.
+
+One step is: build the request (the conversation, plus the reminders of the extensions),
+ask the model, then either judge its final answer (the extensions' answer checks may send
+it back) or run its tool calls and record one result per call, in call order.
 """
 
 from __future__ import annotations
 
 import asyncio
-import inspect
 import logging
 import time
-from collections.abc import AsyncGenerator, Awaitable, Callable, Collection
+from collections.abc import AsyncGenerator, Awaitable, Callable, Collection, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, TypeVar
 
-from pymanus.agent.attempts import ATTEMPT_TEMPERATURE, MIN_ATTEMPT_STEPS, RESTARTABLE, AttemptErrors, restart_note
 from pymanus.agent.events import (
     AnyEvent,
     ModelRequest,
     ModelResponded,
     PlanUpdated,
     RunFinished,
-    RunRestarted,
     RunStarted,
     RunState,
     StepFinished,
@@ -31,51 +32,22 @@ from pymanus.agent.events import (
     ToolCallFinished,
     ToolCallStarted,
 )
-from pymanus.agent.guards import (
-    REPEAT_HINT,
-    FailureGuard,
-    RepeatGuard,
-    StepLog,
-    parrots_sent_back,
-    repeated_step,
-    sent_back_note,
-)
-from pymanus.agent.hooks import CompletionCheck, DoneCheck, NextStepPrompt, TaskMessage
+from pymanus.agent.extensions import Extension, settled
+from pymanus.agent.guards import FailureGuard, RepeatGuard
 from pymanus.agent.limits import RunLimits
-from pymanus.agent.notes import (
-    EARLIER_REPEAT_NOTE,
-    FAILED_AGAIN_NOTE,
-    GAVE_UP_NOTE,
-    NO_TOOL_CALL_NUDGE,
-    NOT_FINISHED,
-    PARROT_NOTE,
-    RESAMPLE_NOTE,
-    SENT_BACK_QUOTED_CHARS,
-    SENT_BACK_REPEAT_NOTE,
-    UNREADABLE_NOTE,
-    WITHHELD_NOTE,
-    WRAP_UP_PROMPT,
-)
-from pymanus.agent.request_settings import request_settings
+from pymanus.agent.notes import NO_TOOL_CALL_NUDGE, NOT_FINISHED, REPEAT_HINT, UNREADABLE_NOTE, WRAP_UP_PROMPT
 from pymanus.agent.result import RunResult
-from pymanus.agent.snapshot import WorkspaceSnapshot
 from pymanus.errors import ModelError, ModelOutputError
 from pymanus.messages import Message, Usage
 from pymanus.models.base import Model, ModelResponse, ModelSettings, TextChunk, ToolDefinition
-from pymanus.tools.builtin.workspace_scan import scan
 from pymanus.tools.tool import ToolContext
 from pymanus.tools.toolset import ToolOutcome, Toolset
 
 logger = logging.getLogger("pymanus.agent")
 T = TypeVar("T")
 
-EXPLORE_TEMPERATURE = 0.8
-"""Sampling temperature of the request after a repeated call (deterministic models loop)."""
-
-
-async def _settled(value: T | Awaitable[T]) -> T:
-    """A hook's value, awaited when the hook is a coroutine function."""
-    return await value if inspect.isawaitable(value) else value
+NextStepPrompt = Callable[[str, ToolContext], "str | None | Awaitable[str | None]"]
+"""``prompt(task, context)``: the reminder for the next request (``None``: no reminder)."""
 
 
 @dataclass
@@ -85,18 +57,24 @@ class RunSpec:
     model: Model
     toolset: Toolset
     system_prompt: str
-    next_step_prompt: str | NextStepPrompt | None
     settings: ModelSettings
     limits: RunLimits
     finish_on_text: bool
     stream: bool
     context: ToolContext
-    completion_check: CompletionCheck | None = None
-    task_message: TaskMessage | None = None
-    done_check: DoneCheck | None = None
+    next_step_prompt: str | NextStepPrompt | None = None
+    extensions: Sequence[Extension] = ()
     on_end: tuple[Callable[[str], Awaitable[None]], ...] = ()
-    on_restart: tuple[Callable[[str], Awaitable[None]], ...] = ()
-    """Awaited with the run id when a run starts another attempt (to drop per-run tool state)."""
+
+
+@dataclass
+class _Steps:
+    """The guards of one run's steps."""
+
+    repeats: RepeatGuard
+    failures: FailureGuard = field(default_factory=FailureGuard)
+    wrap_up: str | None = None
+    """Why the run is stuck on a call that succeeds: it gets one last request for its answer."""
 
 
 @dataclass
@@ -113,13 +91,6 @@ class Run:
     reason: str = ""
     _deadline: float | None = None
     _rejections: int = 0
-    _failures_sent_back: int = 0
-    _explore: bool = False
-    attempt: int = 1
-    _unresolved: str | None = None
-    """What the completion check still found in an answer accepted once its rejections ran out."""
-    _snapshot: WorkspaceSnapshot | None = None
-    _errors: AttemptErrors = field(default_factory=AttemptErrors)
     _notices: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
 
     @property
@@ -148,12 +119,11 @@ class Run:
         finally:
             await self._release()
 
+    # -- the run -------------------------------------------------------------------------
     async def _run(self) -> AsyncGenerator[AnyEvent, None]:
         spec = self.spec
         self.state = RunState.RUNNING
         spec.context.notify = lambda kind, payload: self._notices.append((kind, payload))
-        if spec.limits.attempts > 1:
-            self._snapshot = await asyncio.to_thread(WorkspaceSnapshot.take, spec.context.workspace)
         await self._start_conversation()
         yield RunStarted(
             run_id=self.run_id,
@@ -165,17 +135,12 @@ class Run:
         if spec.limits.timeout is not None:
             self._deadline = asyncio.get_running_loop().time() + spec.limits.timeout
         try:
-            async for event in self._attempt_steps():
+            async for event in self._steps():
                 yield event
-            while self._can_restart() and await self._undo_attempt():
-                yield RunRestarted(
-                    run_id=self.run_id, step=self.step, attempt=self.attempt + 1, reason=self.reason, output=self.output
-                )
-                await self._start_over()
-                async for event in self._attempt_steps():
-                    yield event
         except TimeoutError:
             self._end(RunState.ERROR, "timeout", f"The run hit its time limit of {spec.limits.timeout:g} s.")
+        except ModelOutputError as exc:
+            self._end(RunState.ERROR, "unreadable", f"The model's reply could not be read: {exc}")
         except ModelError as exc:
             self._end(RunState.ERROR, "model_error", f"The model request failed: {exc}")
         if self.state is RunState.RUNNING:  # the steps ran out
@@ -188,71 +153,20 @@ class Run:
         )
         await self._release()
         yield RunFinished(
-            run_id=self.run_id,
-            step=self.step,
-            state=self.state,
-            output=self.output,
-            reason=self.reason,
-            usage=self.usage,
+            run_id=self.run_id, step=self.step, state=self.state, output=self.output, reason=self.reason, usage=self.usage
         )
 
-    async def _start_conversation(self, note: str = "") -> None:
+    async def _start_conversation(self) -> None:
+        """The system prompt (with the extensions' instructions) and the task with their briefings."""
         spec = self.spec
-        first = await _settled(spec.task_message(self.task, spec.context)) if spec.task_message else self.task
-        self.messages = [Message.system(spec.system_prompt), Message.user(first + note)]
-
-    def _another_attempt_possible(self) -> bool:
-        limits = self.spec.limits
-        return (
-            self.attempt < limits.attempts
-            and limits.max_steps - self.step >= MIN_ATTEMPT_STEPS
-            and self._snapshot is not None
-        )
-
-    def _can_restart(self) -> bool:
-        return self.state is RunState.ERROR and self.reason in RESTARTABLE and self._another_attempt_possible()
-
-    def _finish(self, reason: str, answer: str) -> None:
-        """End the run with ``answer``, unless the completion check still doubts it and another attempt may start."""
-        if self._unresolved is None:
-            self._end(RunState.FINISHED, reason, answer)
-        else:
-            self._end(RunState.ERROR, "unfinished", f"{answer}\nStill unfinished: {self._unresolved}")
-
-    async def _undo_attempt(self) -> bool:
-        """Put the workspace back as the run found it; False (and the run ends as it is) if that fails."""
-        assert self._snapshot is not None
-        logger.info(
-            "attempt %d failed (%s); starting over",
-            self.attempt,
-            self.reason,
-            extra={**self._log_extra(), "reason": self.reason},
-        )
-        try:
-            await asyncio.to_thread(self._snapshot.restore)
-        except OSError as exc:
-            logger.warning("could not put the workspace back (%s); the run ends with its failed attempt", exc)
-            return False
-        return True
-
-    async def _start_over(self) -> None:
-        """Start the conversation again (the workspace is already put back) with how the last attempt ended."""
-        spec, why = self.spec, self.output
-        for hook in spec.on_restart:
-            await hook(self.run_id)
-        spec.context.state.clear()
-        self.attempt += 1
-        self.state, self.reason, self.output = RunState.RUNNING, "", ""
-        self._rejections = self._failures_sent_back = 0
-        self._unresolved, self._explore = None, False
-        note, self._errors = restart_note(why, self._errors), AttemptErrors()
-        await self._start_conversation(note)
+        system = "\n\n".join(filter(None, [spec.system_prompt, *(e.instructions for e in spec.extensions)]))
+        sections = [self.task]
+        for extension in spec.extensions:
+            sections.append(await self._extension_text(extension, "briefing", extension.briefing))
+        self.messages = [Message.system(system), Message.user("\n\n".join(filter(None, sections)))]
 
     async def _release(self) -> None:
         """Run the end-of-run hooks once, however the run ended (even if abandoned)."""
-        if self._snapshot is not None:
-            await asyncio.to_thread(self._snapshot.discard)
-            self._snapshot = None
         hooks, self.spec = self.spec.on_end, replace(self.spec, on_end=())
         for hook in hooks:
             try:
@@ -263,127 +177,85 @@ class Run:
     def _end(self, state: RunState, reason: str, output: str) -> None:
         self.state, self.reason, self.output = state, reason, output
 
-    async def _attempt_steps(self) -> AsyncGenerator[AnyEvent, None]:
-        """The steps of one attempt; a reply that cannot be read even when asked again ends the attempt.
-
-        The 1.5B began project_layout with one python call that wrote every file and never closed
-        its string, twice: the run ended there, with 14 of its 15 steps and its second attempt unused.
-        """
-        try:
-            async for event in self._steps():
-                yield event
-        except ModelOutputError as exc:
-            self._end(RunState.ERROR, "unreadable", f"The model's reply could not be read: {exc}")
-
+    # -- steps ---------------------------------------------------------------------------
     async def _steps(self) -> AsyncGenerator[AnyEvent, None]:
-        spec = self.spec
-        repeats = RepeatGuard(spec.limits.max_repeats)
-        failures = FailureGuard()
-        recent = StepLog()
-        for step in range(self.step + 1, spec.limits.max_steps + 1):
-            self.step = spec.context.step = step
-            request, tools = await self._request()
-            response: ModelResponse | None = None
-            note: str | None = None
-            withheld: set[str] = set()
-            for _ in range(max(0, spec.limits.resample_repeats) + 1):
-                if note is not None:
-                    logger.info("the response repeats calls without effect; sampling again", extra=self._log_extra())
-                asked = [*request, Message.user(note)] if note else request
-                async for item in self._ask_readable(asked, tools, explore=note is not None, withheld=withheld):
-                    if isinstance(item, ModelResponse):
-                        response = item
-                    else:
-                        yield item
-                assert response is not None  # _ask_model always ends with the response
-                repeated = repeated_step(self.messages, response.message)
-                if parrots_sent_back(self.messages, response.message):
-                    note, withheld = PARROT_NOTE, {"terminate"}
-                    continue
-                if repeated == "previous":
-                    note = RESAMPLE_NOTE
-                elif repeated == "before_answer":  # the answer's note may ask for that tool, so none is withheld
-                    note = SENT_BACK_REPEAT_NOTE.format(
-                        sent_back=sent_back_note(self.messages)[:SENT_BACK_QUOTED_CHARS]
-                    )
-                elif recent.repeats_unchanged(response.message):
-                    note = EARLIER_REPEAT_NOTE
-                elif repeats.doomed(response.message.tool_calls):
-                    note = FAILED_AGAIN_NOTE
-                else:
-                    break
-                calls = response.message.tool_calls if repeated != "before_answer" else []
-                withheld = {c.name for c in calls if c.name != "terminate"}
-                if withheld:
-                    note += WITHHELD_NOTE.format(names=", ".join(f"`{name}`" for name in sorted(withheld)))
-            assert response is not None
-            message = response.message
-            self.messages.append(message)
-            if not message.tool_calls:
-                problem = await self._unfinished(message.text) if spec.finish_on_text else NO_TOOL_CALL_NUDGE
-                if problem is None:
-                    self._finish("final_answer", message.text)
-                    return
-                self.messages.append(Message.user(problem))
-                yield StepFinished(run_id=self.run_id, step=step, usage=self.usage)
-                continue
-
-            wrap_up: str | None = None
-            for call in message.tool_calls:
-                yield ToolCallStarted(run_id=self.run_id, step=step, call=call)
-            outcomes = await self._bounded(spec.toolset.run_calls(message.tool_calls, spec.context))
-            for event in self._drain_notices():
+        guards = _Steps(RepeatGuard(self.spec.limits.max_repeats))
+        for step in range(1, self.spec.limits.max_steps + 1):
+            self.step = self.spec.context.step = step
+            async for event in self._step(guards):
                 yield event
-            recent.record(message, outcomes, await asyncio.to_thread(scan, spec.context.workspace))
-            for outcome in outcomes:
-                content = outcome.result.content
-                ending = outcome.result.end_run
-                gave_up = ending == "failure"
-                if ending and (problem := await self._unfinished(outcome.result.text, gave_up=gave_up)) is not None:
-                    sent_back = GAVE_UP_NOTE.format(problem=problem) if gave_up else f"{NOT_FINISHED}{problem}"
-                    ending, content = None, sent_back
-                if outcome.result.is_error:
-                    self._errors.observe(outcome.call.name, outcome.result.text)
-                times = repeats.observe(outcome, content if isinstance(content, str) else None)
-                if times >= 2:
-                    self._explore = True
-                if times == 2 and isinstance(content, str):
-                    content += REPEAT_HINT
-                self.messages.append(Message.tool(outcome.call.id, outcome.call.name, content))
-                yield self._finished_event(outcome, content if isinstance(content, str) else outcome.result.text)
-                tool = spec.toolset.get(outcome.call.name)
-                budget = tool.max_retries if tool is not None else 3
-                if failures.observe(outcome, budget):
-                    self._end(
-                        RunState.ERROR,
-                        "tool_failures",
-                        f"`{outcome.call.name}` failed {budget + 1} times in a row; last error: {outcome.result.text}",
-                    )
-                elif repeats.exhausted(times) and self.state is RunState.RUNNING:
-                    stuck = f"The agent repeated the same `{outcome.call.name}` call {times} times without progress."
-                    if outcome.failure is None and self._can_wrap_up():
-                        wrap_up = stuck
-                    else:
-                        self._end(RunState.ERROR, "stuck", stuck)
-                elif ending == "success" and self.state is RunState.RUNNING:
-                    self._finish("terminate", outcome.result.text)
-                elif ending is not None and self.state is RunState.RUNNING:
-                    self._end(RunState.ERROR, "terminate", outcome.result.text)
-            yield StepFinished(run_id=self.run_id, step=step, usage=self.usage)
-            if wrap_up is not None and self.state is RunState.RUNNING:
-                async for last in self._wrap_up(wrap_up):
-                    yield last
-            elif (
-                self.state is RunState.RUNNING
-                and all(outcome.failure is None for outcome in outcomes)
-                and (answer := await self._done_answer()) is not None
-            ):
-                self._finish("done_check", answer)
             if self.state is not RunState.RUNNING:
                 return
 
-    def _log_extra(self) -> dict[str, Any]:
-        return {"run_id": self.run_id, "step": self.step}
+    async def _step(self, guards: _Steps) -> AsyncGenerator[AnyEvent, None]:
+        """One step: ask the model, then judge its answer or run its calls."""
+        response: ModelResponse | None = None
+        async for item in self._ask_readable(await self._request(), self.spec.toolset.definitions()):
+            if isinstance(item, ModelResponse):
+                response = item
+            else:
+                yield item
+        assert response is not None  # _ask_model always ends with the response
+        message = response.message
+        self.messages.append(message)
+        if message.tool_calls:
+            async for event in self._act(message, guards):
+                yield event
+        else:
+            await self._answer_in_text(message.text)
+        yield StepFinished(run_id=self.run_id, step=self.step, usage=self.usage)
+        if guards.wrap_up is not None and self.state is RunState.RUNNING:
+            async for event in self._wrap_up(guards.wrap_up):
+                yield event
+
+    async def _answer_in_text(self, text: str) -> None:
+        """A reply without tool calls: the final answer, unless it is sent back or not allowed."""
+        problem = await self._unfinished(text) if self.spec.finish_on_text else NO_TOOL_CALL_NUDGE
+        if problem is None:
+            self._end(RunState.FINISHED, "final_answer", text)
+        else:
+            self.messages.append(Message.user(problem))
+
+    async def _act(self, message: Message, guards: _Steps) -> AsyncGenerator[AnyEvent, None]:
+        """Run the calls of ``message`` and record one result per call, in call order."""
+        spec = self.spec
+        for call in message.tool_calls:
+            yield ToolCallStarted(run_id=self.run_id, step=self.step, call=call)
+        outcomes = await self._bounded(spec.toolset.run_calls(message.tool_calls, spec.context))
+        for event in self._drain_notices():
+            yield event
+        for outcome in outcomes:
+            content = await self._observed(outcome, guards)
+            self.messages.append(Message.tool(outcome.call.id, outcome.call.name, content))
+            yield self._finished_event(outcome, content if isinstance(content, str) else outcome.result.text)
+
+    async def _observed(self, outcome: ToolOutcome, guards: _Steps) -> Any:
+        """What the model reads for ``outcome``; ends the run when the call ends it (or the guards do)."""
+        content = outcome.result.content
+        ending = outcome.result.end_run
+        if ending == "success" and (problem := await self._unfinished(outcome.result.text)) is not None:
+            ending, content = None, f"{NOT_FINISHED}{problem}"
+        times = guards.repeats.observe(outcome, content if isinstance(content, str) else None)
+        if times == 2 and isinstance(content, str):
+            content += REPEAT_HINT
+        tool = self.spec.toolset.get(outcome.call.name)
+        budget = tool.max_retries if tool is not None else 3
+        if self.state is not RunState.RUNNING:
+            return content
+        if guards.failures.observe(outcome, budget):
+            why = f"`{outcome.call.name}` failed {budget + 1} times in a row; last error: {outcome.result.text}"
+            self._end(RunState.ERROR, "tool_failures", why)
+        elif guards.repeats.exhausted(times):
+            stuck = f"The agent repeated the same `{outcome.call.name}` call {times} times without progress."
+            if outcome.failure is None and self._can_wrap_up():
+                guards.wrap_up = stuck
+            else:
+                self._end(RunState.ERROR, "stuck", stuck)
+        elif ending == "success":
+            self._end(RunState.FINISHED, "terminate", outcome.result.text)
+        elif ending == "failure":
+            self._end(RunState.ERROR, "terminate", outcome.result.text)
+        return content
 
     def _can_wrap_up(self) -> bool:
         tool = self.spec.toolset.get("terminate")
@@ -392,10 +264,10 @@ class Run:
     async def _wrap_up(self, stuck: str) -> AsyncGenerator[AnyEvent, None]:
         """One last request offering only ``terminate``; the run ends either way."""
         spec = self.spec
-        response: ModelResponse | None = None
-        request, tools = await self._request(final=True)
+        tools = spec.toolset.definitions()
         others = [tool.name for tool in tools if tool.name != "terminate"]
-        async for item in self._ask_model(request, tools, withheld=others):
+        response: ModelResponse | None = None
+        async for item in self._ask_model([*self.messages, Message.user(WRAP_UP_PROMPT)], tools, withheld=others):
             if isinstance(item, ModelResponse):
                 response = item
             else:
@@ -414,124 +286,77 @@ class Run:
                 if outcome.call.name == "terminate":
                     answer, ending = outcome.result.text, outcome.result.end_run
         if ending == "success" and await self._unfinished(answer) is None:
-            self._finish("terminate" if message.tool_calls else "final_answer", answer)
+            self._end(RunState.FINISHED, "terminate" if message.tool_calls else "final_answer", answer)
         else:
             self._end(RunState.ERROR, "stuck", stuck)
         yield StepFinished(run_id=self.run_id, step=self.step, usage=self.usage)
 
-    async def _unfinished(self, answer: str, *, gave_up: bool = False) -> str | None:
-        """What the completion check finds missing in a final answer, while rejections remain.
-
-        ``gave_up``: the answer ends the run with status "failure" (checked as any answer, while
-        steps remain to act on the problem).
-        """
-        limits = self.spec.limits  # without a check, _check_answer finds nothing and nothing is rejected
-        if self._rejections >= limits.max_rejections:
-            self._unresolved = None
-            if not gave_up and self._another_attempt_possible():  # start over rather than accept it
-                self._unresolved = await self._check_answer(answer)
+    # -- extensions ----------------------------------------------------------------------
+    async def _unfinished(self, answer: str) -> str | None:
+        """What the answer checks find wrong with a final answer, while rejections remain."""
+        if self._rejections >= self.spec.limits.max_rejections:
             return None
-        if gave_up and (self._failures_sent_back >= limits.failure_rejections or self.step >= limits.max_steps):
-            return None
-        problem = await self._check_answer(answer)
+        problems = []
+        for extension in self.spec.extensions:
+            check = extension.check_answer
+            problems.append(await self._extension_text(extension, "answer check", check, answer))
+        problem = "; ".join(filter(None, problems)) or None
         if problem is not None:
             self._rejections += 1
-            self._failures_sent_back += gave_up
+            logger.info("answer sent back: %s", problem, extra=self._log_extra())
         return problem
 
-    async def _done_answer(self) -> str | None:
-        """The done check's answer; one that raises (a bug in a check) is logged and the run goes on."""
-        done, context = self.spec.done_check, self.spec.context
+    async def _extension_text(self, extension: Extension, what: str, method: Callable[..., Any], *args: str) -> str:
+        """What an extension's method returns; one that raises (a bug in it) is logged and adds nothing."""
         try:
-            return await _settled(done(self.task, context)) if done else None
+            return await settled(method(self.task, *args, self.spec.context)) or ""
         except Exception:
-            logger.warning("the done check failed; the run goes on", exc_info=True, extra=self._log_extra())
-            return None
+            logger.warning("the %s of %s failed; ignored", what, extension.name, exc_info=True, extra=self._log_extra())
+            return ""
 
-    async def _check_answer(self, answer: str) -> str | None:
-        """The completion check's verdict; one that raises (a bug in a check) is logged and accepts the answer."""
-        check, context = self.spec.completion_check, self.spec.context
-        try:
-            return await _settled(check(self.task, answer, context)) if check else None
-        except Exception:
-            extra = self._log_extra()
-            logger.warning("the completion check failed; the answer is accepted", exc_info=True, extra=extra)
-            return None
-
-    def _drain_notices(self) -> list[PlanUpdated]:
-        """Turn what tools reported during the last calls into events."""
-        events = [
-            PlanUpdated(run_id=self.run_id, step=self.step, plan=payload)
-            for kind, payload in self._notices
-            if kind == "plan"
-        ]
-        self._notices.clear()
-        return events
-
-    def _finished_event(self, outcome: ToolOutcome, text: str) -> ToolCallFinished:
-        return ToolCallFinished(
-            run_id=self.run_id,
-            step=self.step,
-            call_id=outcome.call.id,
-            name=outcome.call.name,
-            content=text,
-            is_error=outcome.result.is_error,
-            duration=outcome.duration,
-        )
-
-    async def _request(self, *, final: bool = False) -> tuple[list[Message], list[ToolDefinition]]:
-        """The messages and tools of the next request: the conversation and the reminder.
-
-        ``final``: the wrap-up request (the caller lets it call only ``terminate``; every tool
-        stays in the request, so a local model's prompt cache holds).
-        """
+    async def _request(self) -> list[Message]:
+        """The messages of the next request: the conversation and, after the first step, the reminders."""
         spec = self.spec
-        tools = spec.toolset.definitions()
-        if final:
-            return [*self.messages, Message.user(WRAP_UP_PROMPT)], tools
-        if spec.next_step_prompt and self.step > 1:
-            prompt = spec.next_step_prompt
-            reminder = prompt if isinstance(prompt, str) else await _settled(prompt(self.task, spec.context))
-            if reminder:
-                return [*self.messages, Message.user(reminder)], tools
-        return self.messages, tools
+        if self.step == 1:
+            return self.messages
+        reminders = []
+        prompt = spec.next_step_prompt
+        if isinstance(prompt, str):
+            reminders.append(prompt)
+        elif prompt is not None:
+            written: str | None = await settled(prompt(self.task, spec.context))
+            reminders.append(written or "")
+        for extension in spec.extensions:
+            reminders.append(await self._extension_text(extension, "reminder", extension.reminder))
+        reminder = "\n\n".join(filter(None, reminders))
+        return [*self.messages, Message.user(reminder)] if reminder else self.messages
 
+    # -- the model -----------------------------------------------------------------------
     async def _ask_readable(
-        self, request: list[Message], tools: list[ToolDefinition], *, explore: bool, withheld: Collection[str]
+        self, request: list[Message], tools: list[ToolDefinition]
     ) -> AsyncGenerator[AnyEvent | ModelResponse, None]:
-        """:meth:`_ask_model`, asked once more with :data:`UNREADABLE_NOTE` when its reply cannot be read.
-
-        A small model that loops until it is cut off would otherwise end the run at that step
-        (the 1.5B, writing a file); a second unreadable reply does.
-        """
+        """:meth:`_ask_model`, asked once more with :data:`UNREADABLE_NOTE` when its reply cannot be read;
+        a second unreadable reply ends the run."""
         try:
-            async for item in self._ask_model(request, tools, explore=explore, withheld=withheld):
+            async for item in self._ask_model(request, tools):
                 yield item
         except ModelOutputError as exc:
             logger.warning("the model's reply could not be read (%s); asking again", exc, extra=self._log_extra())
-            retry = [*request, Message.user(UNREADABLE_NOTE)]
-            async for item in self._ask_model(retry, tools, explore=True, withheld=withheld):
+            async for item in self._ask_model([*request, Message.user(UNREADABLE_NOTE)], tools):
                 yield item
 
     async def _ask_model(
-        self,
-        request: list[Message],
-        tools: list[ToolDefinition],
-        *,
-        explore: bool = False,
-        withheld: Collection[str] = (),
+        self, request: list[Message], tools: list[ToolDefinition], *, withheld: Collection[str] = ()
     ) -> AsyncGenerator[AnyEvent | ModelResponse, None]:
         """Send ``request``; yield text deltas, then the :class:`ModelResponse`.
 
-        ``explore``: sample more freely (the model is repeating itself); ``withheld``: tools
-        the response may not call (they stay in the request, see ``ModelSettings.allowed_tools``).
+        ``withheld``: tools the response may not call (they stay in the request, see
+        ``ModelSettings.allowed_tools``, so a local model's prompt cache holds).
         """
         spec = self.spec
-        floor = ATTEMPT_TEMPERATURE if self.attempt > 1 else None
-        if explore or self._explore:  # the model repeated itself: sample more freely to break the loop
-            self._explore = False
-            floor = EXPLORE_TEMPERATURE
-        settings = await request_settings(spec.settings, spec.context, tools, min_temperature=floor, withheld=withheld)
+        settings = spec.settings
+        if withheld:
+            settings = settings.model_copy(update={"allowed_tools": [t.name for t in tools if t.name not in withheld]})
         yield ModelRequest(run_id=self.run_id, step=self.step, model=spec.model.name, messages=request)
         started = time.perf_counter()
         if spec.stream:
@@ -581,3 +406,28 @@ class Run:
             return await awaitable
         async with asyncio.timeout_at(self._deadline):
             return await awaitable
+
+    # -- events --------------------------------------------------------------------------
+    def _log_extra(self) -> dict[str, Any]:
+        return {"run_id": self.run_id, "step": self.step}
+
+    def _drain_notices(self) -> list[PlanUpdated]:
+        """Turn what tools reported during the last calls into events."""
+        events = [
+            PlanUpdated(run_id=self.run_id, step=self.step, plan=payload)
+            for kind, payload in self._notices
+            if kind == "plan"
+        ]
+        self._notices.clear()
+        return events
+
+    def _finished_event(self, outcome: ToolOutcome, text: str) -> ToolCallFinished:
+        return ToolCallFinished(
+            run_id=self.run_id,
+            step=self.step,
+            call_id=outcome.call.id,
+            name=outcome.call.name,
+            content=text,
+            is_error=outcome.result.is_error,
+            duration=outcome.duration,
+        )

@@ -55,10 +55,10 @@ def run(
                 "agent": {"workspace": str(workspace) if workspace else None, "max_steps": max_steps},
             },
         )
-        from pymanus.agent.manus import build_manus_agent
+        from pymanus.local_aids import equipped_agent
         from pymanus.tools.builtin.human import ConsoleAsker
 
-        agent = build_manus_agent(settings, asker=ConsoleAsker() if sys.stdin.isatty() else None)
+        agent = equipped_agent(settings, asker=ConsoleAsker() if sys.stdin.isatty() else None)
     except PyManusError as exc:  # a bad setting, or a model pack that is unknown, missing or corrupt
         raise _fail_usage(str(exc)) from None
 

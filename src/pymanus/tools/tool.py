@@ -14,10 +14,10 @@ import threading
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, overload
+from typing import Any, Literal, TypeVar, overload
 
 import pydantic_core
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel, Field, ValidationError
 
 from pymanus.errors import ToolError
 from pymanus.messages import ContentPart, ImagePart, TextPart
@@ -28,6 +28,7 @@ DEFAULT_TIMEOUT = 60.0
 DEFAULT_MAX_RETRIES = 3
 DEFAULT_MAX_RESULT_CHARS = 20_000
 EMPTY_RESULT_NOTE = "(the tool ran and returned no output)"
+S = TypeVar("S")
 
 
 @dataclass
@@ -43,10 +44,25 @@ class ToolContext:
     workspace: Path = field(default_factory=lambda: Path("workspace"))
     deps: Any = None
     """Whatever the application passed as ``Agent(deps=...)``."""
-    state: dict[str, Any] = field(default_factory=dict)
-    """Scratch space that lives as long as the run: per-run tool state (a plan, an undo stack)."""
+    _stores: dict[type, Any] = field(default_factory=dict, repr=False)
     notify: Callable[[str, dict[str, Any]], None] = field(default=lambda kind, payload: None)
     """Tell the run something happened (``"plan"`` becomes a ``PlanUpdated`` event)."""
+
+    def store(self, kind: type[S]) -> S:
+        """This run's instance of ``kind``, made with ``kind()`` on first use.
+
+        Typed per-run state shared by the tools and extensions of one run (a plan, what
+        code has written): each holder defines its own dataclass, so no string keys are
+        shared between modules. Two runs never see each other's instances.
+        """
+        found = self._stores.get(kind)
+        if found is None:
+            found = self._stores[kind] = kind()
+        return found
+
+    def reset_stores(self) -> None:
+        """Forget every per-run store (a run that starts its conversation over)."""
+        self._stores.clear()
 
 
 class ToolResult(BaseModel):
@@ -59,6 +75,9 @@ class ToolResult(BaseModel):
     content: str | list[ContentPart]
     is_error: bool = False
     end_run: Literal["success", "failure"] | None = None
+    metadata: dict[str, Any] = Field(default_factory=dict, exclude=True)
+    """Facts about the call for middleware and logs (never sent to the model): the python
+    tool puts the worker's report of an exception here."""
 
     @property
     def text(self) -> str:

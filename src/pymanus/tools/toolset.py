@@ -5,21 +5,18 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass, replace
 from typing import Any, Literal
 
 from pymanus.messages import ToolCall
 from pymanus.models.base import ToolDefinition
+from pymanus.tools.middleware import ToolMiddleware
 from pymanus.tools.tool import ArgumentsError, Tool, ToolContext, ToolResult, tool
 
 logger = logging.getLogger("pymanus.tools")
 
-Failure = Literal["unknown_tool", "bad_arguments", "error"]
-
-RESPONSE_CALLS = "toolset.response_calls"
-"""``ToolContext.state`` key, while a response's calls run: all of them, so a tool can tell that a
-later call of the same response provides what it needs (a module written after the package that imports it)."""
+Failure = Literal["unknown_tool", "bad_arguments", "refused", "error"]
 
 
 @dataclass(frozen=True)
@@ -35,10 +32,13 @@ class ToolOutcome:
 
 
 class Toolset:
-    """An ordered set of tools with unique names."""
+    """An ordered set of tools with unique names, and the middleware every call goes through."""
 
-    def __init__(self, tools: Iterable[Tool | Callable[..., Any]] = ()) -> None:
+    def __init__(
+        self, tools: Iterable[Tool | Callable[..., Any]] = (), middleware: Sequence[ToolMiddleware] = ()
+    ) -> None:
         self._tools: dict[str, Tool] = {}
+        self.middleware: tuple[ToolMiddleware, ...] = tuple(middleware)
         for item in tools:
             self.add(item)
 
@@ -56,7 +56,7 @@ class Toolset:
 
     def without(self, *names: str) -> Toolset:
         """A copy of this toolset without the named tools."""
-        return Toolset(t for t in self._tools.values() if t.name not in names)
+        return Toolset((t for t in self._tools.values() if t.name not in names), self.middleware)
 
     @property
     def names(self) -> list[str]:
@@ -90,52 +90,66 @@ class Toolset:
         parallel = len(runnable) > 1 and all(
             (t := self._tools.get(c.name)) is None or t.parallel_safe for c in runnable
         )
-        context.state[RESPONSE_CALLS] = tuple(runnable)
-        try:
-            if parallel:
-                done = iter(await asyncio.gather(*(self.run_call(c, context) for c in runnable)))
-            else:
-                done = iter([await self.run_call(c, context) for c in runnable])
-        finally:
-            context.state.pop(RESPONSE_CALLS, None)
+        if parallel:
+            done = iter(await asyncio.gather(*(self.run_call(c, context) for c in runnable)))
+        else:
+            done = iter([await self.run_call(c, context) for c in runnable])
         return [_not_alone(c) if index in blocked else next(done) for index, c in enumerate(calls)]
 
     async def run_call(self, call: ToolCall, context: ToolContext) -> ToolOutcome:
-        """Validate and run one call; every failure becomes an error result for the model."""
+        """Run one call through the middleware; every failure becomes an error result for the model."""
         started = time.perf_counter()
-        target = self._tools.get(call.name)
-        arguments: dict[str, Any] | None = None
-        failure: Failure | None = None
-        if target is None:
-            failure = "unknown_tool"
-            result = ToolResult.error(
-                f"There is no tool named `{call.name}`. Available tools: {', '.join(self._tools) or 'none'}."
-            )
-        else:
-            try:
-                arguments = target.validate(call.arguments)
-            except ArgumentsError as exc:
-                failure = "bad_arguments"
-                result = ToolResult.error(str(exc))
-            else:
-                result = await target.run(arguments, context)
-                if result.is_error:
-                    failure = "error"
-        duration = time.perf_counter() - started
+        asked = call
+        for layer in self.middleware:
+            verdict = await layer.before_call(asked, context)
+            if isinstance(verdict, ToolResult):
+                logger.info("tool call %s refused by %s", call.name, layer.name, extra=_log_extra(call, context))
+                outcome = ToolOutcome(call, verdict, None, "refused", time.perf_counter() - started)
+                return await self._annotated(outcome, self.middleware[: self.middleware.index(layer)], context)
+            asked = verdict
+        result, arguments, failure = await self._execute(asked, context)
+        outcome = ToolOutcome(call, result, arguments, failure, time.perf_counter() - started)
+        outcome = await self._annotated(outcome, self.middleware, context, ran=asked)
         logger.info(
             "tool call %s %s",
             call.name,
             "failed" if failure else "ok",
-            extra={
-                "run_id": context.run_id,
-                "step": context.step,
-                "tool": call.name,
-                "call_id": call.id,
-                "failure": failure,
-                "duration_s": round(duration, 4),
-            },
+            extra={**_log_extra(call, context), "failure": failure, "duration_s": round(outcome.duration, 4)},
         )
-        return ToolOutcome(call=call, result=result, arguments=arguments, failure=failure, duration=duration)
+        return outcome
+
+    async def _execute(
+        self, call: ToolCall, context: ToolContext
+    ) -> tuple[ToolResult, dict[str, Any] | None, Failure | None]:
+        """Validate and run ``call`` itself: its result, validated arguments and failure kind."""
+        target = self._tools.get(call.name)
+        if target is None:
+            known = ", ".join(self._tools) or "none"
+            return (
+                ToolResult.error(f"There is no tool named `{call.name}`. Available tools: {known}."),
+                None,
+                "unknown_tool",
+            )
+        try:
+            arguments = target.validate(call.arguments)
+        except ArgumentsError as exc:
+            return ToolResult.error(str(exc)), None, "bad_arguments"
+        result = await target.run(arguments, context)
+        return result, arguments, "error" if result.is_error else None
+
+    @staticmethod
+    async def _annotated(
+        outcome: ToolOutcome, layers: Sequence[ToolMiddleware], context: ToolContext, ran: ToolCall | None = None
+    ) -> ToolOutcome:
+        """``outcome`` with its result passed back through ``layers``, innermost first."""
+        result = outcome.result
+        for layer in reversed(layers):
+            result = await layer.after_call(ran or outcome.call, result, context)
+        return outcome if result is outcome.result else replace(outcome, result=result)
+
+
+def _log_extra(call: ToolCall, context: ToolContext) -> dict[str, Any]:
+    return {"run_id": context.run_id, "step": context.step, "tool": call.name, "call_id": call.id}
 
 
 def _not_alone(call: ToolCall) -> ToolOutcome:

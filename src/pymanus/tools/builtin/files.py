@@ -16,30 +16,12 @@ import os
 import threading
 from collections import deque
 from collections.abc import Callable
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 from typing import Any, TypeVar
 
 from pymanus.errors import PathEscapeError, ToolError
 from pymanus.sandbox import PathJail
-from pymanus.tools.builtin.code_lint import code_mistakes, undiscoverable_test
-from pymanus.tools.builtin.code_repair import repair_written
-from pymanus.tools.builtin.file_formats import (
-    ESCAPED_LINES_NOTE,
-    LITERAL_AS_JSON_NOTE,
-    broken_python,
-    dropped_definitions,
-    dropped_imports_note,
-    dropped_note,
-    format_warning,
-    kept_definitions_note,
-    lost_definitions_refusal,
-    python_literal_as_json,
-    redundant_self_imports,
-    refused_python,
-    unescaped_line_breaks,
-    unwritten_imports,
-    unwritten_package_import,
-)
+from pymanus.tools.builtin.file_formats import format_warning
 from pymanus.tools.builtin.file_search import (
     WORD,
     binary_kind,
@@ -51,39 +33,16 @@ from pymanus.tools.builtin.file_search import (
     text_uses,
     word_uses,
 )
-from pymanus.tools.builtin.file_state import (
-    FOUND_FILES,
-    KEPT_FILES,
-    PRINTED_FILES,
-    REFUSED_PACKAGES,
-    SHOWN_FILES,
-    SHOWN_HEADS,
-    TASK_FOLDERS,
-    TASK_WORDS,
-    repeated_version,
-    response_writes,
-)
 from pymanus.tools.builtin.file_views import numbered_lines, preview_lines, snippet
-from pymanus.tools.builtin.found_files import guessed_listing
-from pymanus.tools.builtin.markdown_tables import mend_tables
-from pymanus.tools.builtin.missing_imports import add_missing_imports
-from pymanus.tools.builtin.module_merge import merged_module, misplaced_line, redefinition
-from pymanus.tools.builtin.python_state import CODE_FOUND
 from pymanus.tools.builtin.text_edits import (
     insert_lines,
-    new_definitions,
     not_found,
-    only_new_definitions,
-    present_lines,
     replace_every,
     replace_once,
-    restated_context,
-    restated_note,
     same_line_endings,
     shifted_match,
 )
-from pymanus.tools.builtin.workspace_scan import file_stamp
-from pymanus.tools.tool import Tool, ToolContext
+from pymanus.tools.tool import Tool
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -120,8 +79,8 @@ def file_tools(
         max_read_bytes: files larger than this are read only by line range or preview.
         max_chars: output budget of one call (longer results stop and say how to go on).
         simple_edit: offer an ``edit_file`` whose schema requires ``old_text`` and ``new_text`` and has no
-            ``undo``. Under constrained decoding every required key is written, so a small model cannot
-            end a call before the text to write (it did: ``{"path": ..., "insert_line": 11}``).
+            ``undo``. Under constrained decoding every required key is written, so a model cannot
+            end a call before the text to write.
     """
     history: dict[Path, deque[bytes | None]] = {}
     lock = threading.Lock()
@@ -174,8 +133,6 @@ def file_tools(
         start_line: int | None = None,
         end_line: int | None = None,
         preview: bool = False,
-        *,
-        context: ToolContext,
     ) -> str:
         """Read a text file from the workspace, with line numbers.
 
@@ -188,19 +145,6 @@ def file_tools(
         real = existing(jail, path, want="file")
         unranged = start_line is None and end_line is None
         preview = preview and unranged  # a range asked for is what is shown
-        if (lines := _shown_unchanged(real, jail.relative(real), context)) is not None and (
-            (start_line or 1) <= 1 and (end_line is None or end_line >= lines)
-        ):  # all of it is in the prompt already: reading it again costs the model seconds per line
-            return (
-                f"{path} is shown whole in the first message and has not changed since: use it from there "
-                f"(read_file with start_line and end_line within its {lines} lines shows those lines numbered)."
-            )
-        if unranged and (lines := _shown_unchanged(real, jail.relative(real), context, SHOWN_HEADS)) is not None:
-            return (
-                f"The first rows of {path} are shown in the first message, and it has not changed since. "
-                f"It has {lines} lines: compute from all of them with python (its code reads the file), or "
-                "read_file with start_line and end_line for the lines you need."
-            )
         if start_line is not None and start_line < 1:
             raise ToolError("start_line counts from 1; give a number of 1 or more.")
         if end_line is not None and end_line < (start_line or 1):
@@ -230,39 +174,8 @@ def file_tools(
             handle.seek(0)
             return numbered_lines(path, handle, start_line or 1, end_line, max_chars, count_all=size <= 50_000_000)
 
-    def refuse_change(real: Path, context: ToolContext, text: str) -> None:
-        """Refuse to write ``text`` to a file the task keeps, fills by running a script or lists by content,
-        or to a pyproject.toml inside a package."""
-        file = jail.relative(real)
-        if reason := context.state.get(KEPT_FILES, {}).get(file):
-            raise ToolError(f"{file} was not changed: {reason}")
-        if script := context.state.get(PRINTED_FILES, {}).get(file):
-            # With the script written, the one call left is named alone: the 1.5B, told "write it if it
-            # is not written yet", typed squares.txt seven times over a squares.py that printed it right.
-            then = (
-                f"{script} is written: call python with the code `python {script} > {file}` now (if what it "
-                f"prints is not right, change {script} first)."
-                if (jail.root / script).is_file()
-                else f"Write {script} first, then call python with the code `python {script} > {file}`."
-            )
-            raise ToolError(
-                f"{file} was not written: the task asks for it to hold what {script} prints, so it comes from "
-                f"running the script, not from typing it. {then}"
-            )
-        if real.name == "pyproject.toml" and real.parent != jail.root and (real.parent / "__init__.py").is_file():
-            # project_layout: the 1.5B wrote weather/pyproject.toml, where no packaging tool looks for it
-            root = PurePosixPath(file).parent.parent / real.name
-            raise ToolError(
-                f"{file} was not written: {PurePosixPath(file).parent}/ is a package (it has __init__.py), and "
-                f"a project's pyproject.toml goes in the folder above its packages. Write it as {root}."
-            )
-        if (folder := context.state.get(FOUND_FILES)) is not None and (
-            refusal := guessed_listing(file, text, jail.root, folder=folder, printed=context.state.get(CODE_FOUND, ""))
-        ):
-            raise ToolError(refusal)
-
     @_observed
-    def write_file(path: str, content: str, *, context: ToolContext) -> str:
+    def write_file(path: str, content: str) -> str:
         """Create or overwrite a text file in the workspace (parent folders are created).
 
         Args:
@@ -270,47 +183,12 @@ def file_tools(
             content: the complete new content of the file.
         """
         real = jail.resolve(path, write=True)
-        refuse_change(real, context, content)
-        if not real.exists() and (folder := jail.relative(real)) in context.state.get(TASK_FOLDERS, ()):
-            inside = "test_main.py" if PurePosixPath(folder).name.startswith("test") else "__init__.py"
-            raise ToolError(
-                f"{folder} was not written: the task asks for a {folder} folder, not a file. Give write_file a "
-                f"path inside it, such as {folder}/{inside}."
-            )
         before: bytes | None = None
         if real.is_file() and real.stat().st_size <= max_read_bytes:
             reader, _ = jail.open_read(path)
             with reader:
                 before = reader.read()
         existed = real.exists()
-        repaired = repair_written(content) if real.suffix == ".py" else None
-        converted = python_literal_as_json(content) if real.suffix.lower() == ".json" else None
-        unescaped = unescaped_line_breaks(real.name, content)
-        content = repaired[0] if repaired else converted or unescaped or content
-        dropped_imports: list[str] = []
-        kept: list[str] = []
-        imports_added = ""
-        if real.suffix == ".py":
-            previous = before.decode("utf-8", errors="replace") if before else ""
-            if before and (words := context.state.get(TASK_WORDS)) is not None:
-                kept = [name for name in dropped_definitions(before, content) if name not in words]
-                if kept:
-                    if misplaced := misplaced_line(previous, content):
-                        raise ToolError(f"{jail.relative(real)} was not changed: {misplaced}.")
-                    merged = merged_module(previous, content)
-                    if merged is None:
-                        raise ToolError(lost_definitions_refusal(jail.relative(real), kept))
-                    content = merged
-            content, dropped_imports = redundant_self_imports(jail.relative(real), content, content)
-            if refusal := (
-                refused_python(jail.relative(real), content)
-                or (previous and broken_python(jail.relative(real), previous, content))
-                or package_import_refusal(jail.relative(real), content, context)
-            ):
-                raise ToolError(refusal)
-            content, imports_added = add_missing_imports(jail.relative(real), content)
-        mended = mend_tables(content) if real.suffix.lower() == ".md" else None
-        content = mended[0] if mended else content
         data = content.encode("utf-8")
         real = save(path, data)
         if not existed or before is not None:
@@ -318,30 +196,10 @@ def file_tools(
         lines = content.count("\n") + (1 if content and not content.endswith("\n") else 0)
         verb = "Overwrote" if existed else "Created"
         report = f"{verb} {jail.relative(real)}: {len(data):,} bytes written, {lines:,} lines."
-        if repaired:
-            report += f"\n{repaired[1]}"
-        if kept:
-            report += f"\n{kept_definitions_note(jail.relative(real), kept)}"
-        if converted:
-            report += f"\n{LITERAL_AS_JSON_NOTE}"
-        if unescaped:
-            report += f"\n{ESCAPED_LINES_NOTE}"
-        if mended:
-            report += f"\nNote: {'; '.join(mended[1])} (a table has one header row and ends at an empty line)."
-        if dropped_imports:
-            report += f"\nNote: {dropped_imports_note(jail.relative(real), dropped_imports)}."
-        if not existed and (hidden := undiscoverable_test(jail.relative(real), content)):
-            report += f"\nNote: {hidden}"
-        if real.suffix == ".py" and before and (dropped := dropped_definitions(before, content)):
-            report += f"\n{dropped_note(jail.relative(real), dropped)}"
-        relative = jail.relative(real)
-        return report + imports_added + _format_note(relative, content) + _imports_note(relative, content, context)
+        return report + _format_note(jail.relative(real), content)
 
-    def change(
-        path: str, old_text: str, new_text: str, insert_line: int | None, replace_all: bool, context: ToolContext
-    ) -> str:
+    def change(path: str, old_text: str, new_text: str, insert_line: int | None, replace_all: bool) -> str:
         """Replace ``old_text`` (once or everywhere), or with an empty one add lines (after ``insert_line``)."""
-        refuse_change(jail.resolve(path, write=True), context, new_text)
         if replace_all and not old_text:
             raise ToolError("replace_all replaces every occurrence of old_text: give the old_text to replace.")
         if old_text and insert_line is not None:
@@ -352,66 +210,30 @@ def file_tools(
         before: str | None = None
         if jail.resolve(path, write=True).exists():
             before, _ = load_text(path)
-        elif old_text:  # small models "edit" the file they were asked to create
+        elif old_text:
             raise ToolError(
                 f"{path} does not exist yet, so it has no old_text to replace. To create it, call write_file "
                 f"with path {path!r} and its whole content."
             )
         text = before or ""  # adding lines to a file that does not exist yet creates it
-        appended = ""
-        if (
-            old_text
-            and not replace_all
-            and same_line_endings(text, old_text, new_text)[0] not in text
-            and (shifted := shifted_match(text, old_text, new_text))
-        ):
+        shifted_note = ""
+        missing = bool(old_text) and same_line_endings(text, old_text, new_text)[0] not in text
+        if missing and not replace_all and (shifted := shifted_match(text, old_text, new_text)):
             old_text, new_text, found_at, indent = shifted
-            appended = (
-                f"\nNote: old_text is at line {found_at} of {path} with each line indented by {indent!r}, so new_text "
-                "was indented the same way."
+            shifted_note = (
+                f"\nNote: old_text is at line {found_at} of {path} with each line indented by {indent!r}, "
+                "so new_text was indented the same way."
             )
         if old_text and same_line_endings(text, old_text, new_text)[0] not in text:
-            if not (path.endswith(".py") and (added := only_new_definitions(text, new_text))):
-                raise ToolError(
-                    not_found(path, text, old_text) + new_definitions(path, text, new_text) + _holders(old_text, path)
-                )
-            appended = (
-                f"\nNote: old_text {old_text!r} is not in {path}, and new_text defines {', '.join(added)}, which "
-                f"{path} did not have, so new_text was added after its last line."
-            )
-            old_text = ""
-        dropped_imports: list[str] = []
-        if path.endswith(".py"):
-            new_text, dropped_imports = redundant_self_imports(path, new_text, f"{text}\n{new_text}")
-            if dropped_imports and not new_text.strip():
-                raise ToolError(f"{path} is unchanged: {dropped_imports_note(path, dropped_imports)}.")
-        restated: list[int] = []
-        if old_text and not replace_all:
-            old_text, restated = restated_context(text, old_text, new_text)
-        if not old_text and path.endswith(".py") and (line := present_lines(text, new_text)):
-            raise ToolError(
-                f"{path} is unchanged: it already has this code, from line {line}; adding it again would only "
-                "repeat it. To change that code, give its lines as old_text and the fixed lines as new_text."
-            )
+            raise ToolError(not_found(path, text, old_text) + _holders(old_text, path))
         if old_text and old_text == new_text:
             raise ToolError(
                 "old_text and new_text are the same, so this edit would change nothing. old_text is the text "
                 "the file has now; new_text is what replaces it."
             )
-        redefined = None
-        if not old_text and insert_line is None and path.endswith(".py"):
-            redefined = redefinition(text, new_text)
         if replace_all:
             updated, count = replace_every(path, text, old_text, new_text)
             report = f"Edited {path}: replaced {count} occurrence{'s' * (count != 1)} of the old_text."
-        elif redefined:
-            updated, names, (first_line, last_line) = redefined
-            report = (
-                f"Edited {path}: new_text defines {', '.join(f'`{name}`' for name in names)} again, so the old "
-                "definition was replaced where it stood (a second one would only shadow it) and any new imports "
-                f"went to the top. Lines {first_line}-{last_line} now read:\n"
-                + snippet(updated, first_line, last_line - first_line + 1)
-            )
         else:
             if old_text:
                 updated, first_line = replace_once(path, text, old_text, new_text)
@@ -423,47 +245,10 @@ def file_tools(
             report = f"{verb} {path}. Lines {first_line}-{first_line + changed - 1} now read:\n" + snippet(
                 updated, first_line, changed
             )
-        if path.endswith(".py") and (
-            refusal := refused_python(path, updated)
-            or (before and broken_python(path, before, updated))
-            or package_import_refusal(jail.relative(jail.resolve(path, write=True)), updated, context)
-        ):
-            raise ToolError(refusal)
-        file = jail.relative(jail.resolve(path, write=True))
-        updated, imports_added = add_missing_imports(file, updated) if path.endswith(".py") else (updated, "")
-        if before is not None and (repeated := repeated_version(file, before, updated, context)):
-            raise ToolError(repeated)
         real = save(path, updated.encode("utf-8"))
         remember(real, None if before is None else before.encode("utf-8"))
-        if dropped_imports:
-            report += f"\nNote: {dropped_imports_note(path, dropped_imports)}."
-        if restated:
-            report += f"\nNote: {restated_note(path, restated)}"
-        notes = imports_added + _format_note(path, updated) + _imports_note(path, updated, context)
-        return report + appended + (_elsewhere(old_text, real) if old_text else "") + notes
-
-    def package_import_refusal(file: str, text: str, context: ToolContext) -> str | None:
-        """Why ``text`` may not be the package ``__init__.py`` ``file`` (its own folder counts as existing),
-        the first time only: written again, it goes through with the note of what to write next."""
-        top = PurePosixPath(file).parts[0]
-        pending = response_writes(jail, context)
-        refusal = unwritten_package_import(
-            file, text, lambda name: name == top or name in pending or (jail.root / name).exists()
-        )
-        refused: set[str] = context.state.setdefault(REFUSED_PACKAGES, set())
-        if refusal is None or file in refused:
-            return None
-        refused.add(file)
-        return refusal
-
-    def _imports_note(path: str, text: str, context: ToolContext) -> str:
-        """The workspace modules a Python file imports that are not written yet, with the call to make."""
-        if not path.endswith(".py"):
-            return ""
-        pending = response_writes(jail, context)
-        relative = jail.relative(jail.resolve(path, write=True))
-        note = unwritten_imports(relative, text, lambda name: name in pending or (jail.root / name).exists())
-        return f"\n{note}" if note else ""
+        elsewhere = _elsewhere(old_text, real) if old_text else ""
+        return report + shifted_note + elsewhere + _format_note(jail.relative(real), updated)
 
     def _elsewhere(old_text: str, edited: Path) -> str:
         """For a renamed word, the other files that still use it: renames usually span several files."""
@@ -474,7 +259,7 @@ def file_tools(
         return f"\n{word} also appears in other files: {listed}." if listed else ""
 
     def _holders(old_text: str, path: str) -> str:
-        """Other files that hold ``old_text``: small models edit the test file's line in the module, or the reverse."""
+        """Other files that hold ``old_text``: the edit may be meant for one of them."""
         listed = text_uses(jail, old_text, skip=jail.resolve(path, write=False))
         return f" It is in: {listed}." if listed else ""
 
@@ -486,8 +271,6 @@ def file_tools(
         insert_line: int | None = None,
         replace_all: bool = False,
         undo: bool = False,
-        *,
-        context: ToolContext,
     ) -> str:
         """Edit a text file: replace text that occurs exactly once (or everywhere), add lines, or undo the last change.
 
@@ -510,7 +293,7 @@ def file_tools(
                 "Give old_text (with new_text) to replace, insert_line (with new_text) or an empty old_text to add "
                 "lines, or undo=true to revert the last change."
             )
-        return change(path, old_text or "", new_text, insert_line, replace_all, context)
+        return change(path, old_text or "", new_text, insert_line, replace_all)
 
     @_observed
     def edit_file_simple(
@@ -519,8 +302,6 @@ def file_tools(
         new_text: str,
         insert_line: int | None = None,
         replace_all: bool = False,
-        *,
-        context: ToolContext,
     ) -> str:
         """Edit a text file: replace text that occurs exactly once (or everywhere), or add lines.
 
@@ -533,7 +314,7 @@ def file_tools(
                 without it, new_text goes at the end of the file.
             replace_all: replace every occurrence of old_text, not just one (for renaming).
         """
-        return change(path, old_text, new_text, insert_line, replace_all, context)
+        return change(path, old_text, new_text, insert_line, replace_all)
 
     @_observed
     def list_dir(path: str = ".", depth: int = 2) -> str:
@@ -580,19 +361,6 @@ def file_tools(
 
 
 def _format_note(path: str, text: str) -> str:
-    """A warning when the text written does not parse as the file's extension says, or is Python that
-    cannot do what it means (see :mod:`code_lint`); "" if neither."""
+    """A warning when the text written does not parse as the file's extension says; "" if it does."""
     warning = format_warning(path, text)
-    if not warning and path.endswith(".py") and (mistakes := code_mistakes(text)):
-        warning = "\n".join(f"Warning: {path} {mistake}." for mistake in mistakes)
     return f"\n{warning}" if warning else ""
-
-
-def _shown_unchanged(real: Path, relative: str, context: ToolContext, key: str = SHOWN_FILES) -> int | None:
-    """The line count of ``real`` if the task message showed it (whole, or its head for :data:`SHOWN_HEADS`)
-    and it is unchanged since, else None."""
-    shown = context.state.get(key, {}).get(relative)
-    if shown is None or shown != file_stamp(real):
-        return None
-    with real.open("rb") as handle:
-        return sum(1 for _ in handle)

@@ -7,6 +7,7 @@ A :class:`PlanBoard` holds the plan of one run; every change is reported to its
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Literal
 
 from pydantic import BaseModel
@@ -100,6 +101,13 @@ class PlanBoard:
         return plan
 
 
+@dataclass
+class _RunBoard:
+    """The plan board of one run (kept in its :meth:`ToolContext.store`)."""
+
+    board: PlanBoard | None = None
+
+
 def planning_tool(board: PlanBoard | None = None) -> Tool:
     """Build the ``planning`` tool.
 
@@ -111,12 +119,10 @@ def planning_tool(board: PlanBoard | None = None) -> Tool:
     def board_of(context: ToolContext) -> PlanBoard:
         if board is not None:
             return board
-        run_board = context.state.get("plan_board")
-        if run_board is None:
-            run_board = context.state["plan_board"] = PlanBoard(
-                on_change=lambda plan: context.notify("plan", plan.model_dump())
-            )
-        return run_board
+        held = context.store(_RunBoard)
+        if held.board is None:
+            held.board = PlanBoard(on_change=lambda plan: context.notify("plan", plan.model_dump()))
+        return held.board
 
     # Async so it runs on the event loop: ``on_change`` is then called from the loop's thread.
     @tool(name="planning", parallel_safe=False)

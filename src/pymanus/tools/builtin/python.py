@@ -24,7 +24,6 @@ import importlib.util
 import re
 import secrets
 import sys
-import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Annotated
@@ -35,35 +34,10 @@ from pymanus.errors import PathEscapeError
 from pymanus.models.base import PYTHON_SOURCE
 from pymanus.sandbox import PathJail, Sandbox
 from pymanus.sandbox.streams import fit
-from pymanus.tools.builtin.code_lint import (
-    code_mistakes,
-    index_column_key,
-    prints_only_literals,
-    rereads_output,
-    session_definitions,
-    uncalled_script,
-)
-from pymanus.tools.builtin.code_repair import repair
-from pymanus.tools.builtin.keyword_aliases import rename_keywords
-from pymanus.tools.builtin.listing_lint import missing_walk_folder, shallow_listing
-from pymanus.tools.builtin.markdown_tables import mend_table_files
-from pymanus.tools.builtin.path_repair import windows_paths
 from pymanus.tools.builtin.python_commands import PythonCommand, split_commands
-from pymanus.tools.builtin.python_hints import (
-    no_tests_note,
-)
 from pymanus.tools.builtin.python_recovery import recovery_note
 from pymanus.tools.builtin.python_session import BlockOutcome, WorkerSession, frame, parse_status
-from pymanus.tools.builtin.python_state import (
-    CODE_FOUND,
-    CODE_OUTPUT,
-    CODE_RAN,
-    CODE_SOURCES,
-    CODE_WROTE,
-    append_capped,
-)
-from pymanus.tools.builtin.search_lint import other_case_search
-from pymanus.tools.builtin.workspace_scan import Snapshot, changed_files, describe_changes, scan
+from pymanus.tools.builtin.workspace_scan import Snapshot, describe_changes, scan
 from pymanus.tools.tool import DEFAULT_MAX_RESULT_CHARS, Tool, ToolContext, ToolResult
 
 PythonCode = Annotated[str, Field(json_schema_extra={"contentMediaType": PYTHON_SOURCE})]
@@ -155,12 +129,8 @@ class PythonRunner:
     async def _answer(
         self, code: str, ctx: ToolContext, run_code: Callable[[str], Awaitable[ToolResult]]
     ) -> ToolResult:
-        """Run ``code``, then the terminal commands it ends with; note in the run's state that code ran."""
-        started = time.time()
+        """Run ``code``, then the terminal commands it ends with, and say which files they changed."""
         body, commands = split_commands(code)
-        body, renamed = rename_keywords(body)
-        body, repaths = windows_paths(body, self.sandbox.workspace)
-        earlier_outputs = set(ctx.state.get(CODE_WROTE, {}))
         before = await self._scan()
         results = [await run_code(body)] if body.strip() or not commands else []
         for command in commands:
@@ -168,14 +138,6 @@ class PythonRunner:
                 break
             results.append(await self._run_command(command))
         after = await self._scan()
-        mended = await asyncio.to_thread(
-            mend_table_files, PathJail(self.sandbox.workspace), changed_files(before, after)
-        )
-        if mended:
-            after = await self._scan()
-        if after is not None:
-            wrote = ctx.state.setdefault(CODE_WROTE, {})
-            wrote.update({path: after[path] for path in changed_files(before, after)})
         text = "\n\n".join(r.text for r in results)
         written = await asyncio.to_thread(
             describe_changes,
@@ -183,42 +145,18 @@ class PythonRunner:
             before,
             after,
             show_budget=min(WRITTEN_SHOWN_CHARS, self.tool_budget // 4),
-            shown_already=text,  # what the code printed (small models do not check files on their own)
+            shown_already=text,
         )
-        tables = "\n".join(
-            f"Note: in {name}, {'; '.join(fixes)} (a table has one header row and ends at an empty line)."
-            for name, fixes in mended.items()
+        metadata = next((r.metadata for r in reversed(results) if r.metadata), {})
+        return ToolResult(
+            content="\n\n".join(filter(None, [text, written])),
+            is_error=any(r.is_error for r in results),
+            metadata=metadata,
         )
-        result = ToolResult(
-            content="\n\n".join(filter(None, [text, written, tables])), is_error=any(r.is_error for r in results)
-        )
-        ran = repair(body)[0]  # the code as it ran: chained blocks unfolded
-        workspace = self.sandbox.workspace
-        found = [
-            shallow_listing(ran, workspace),
-            missing_walk_folder(ran, workspace),
-            other_case_search(ran, workspace),
-            session_definitions(ran, workspace),
-            rereads_output(ran, earlier_outputs),
-            index_column_key(ran, text) if result.is_error else None,
-        ]
-        for mistake in [*code_mistakes(ran), *filter(None, found)]:
-            result = result.model_copy(update={"content": f"{result.text}\n\nNote: your code's {mistake}."})
-        if renamed or repaths:
-            result = result.model_copy(update={"content": "\n".join([*renamed, *repaths, result.text])})
-        if prints_only_literals(ran):  # typed values, printed: nothing computed
-            note = "Note: this code only prints values typed into it, so they count as typed, not computed."
-            return result.model_copy(update={"content": f"{result.text}\n\n{note}"})
-        if not result.is_error:
-            ctx.state.setdefault(CODE_RAN, started)
-            append_capped(ctx.state, CODE_SOURCES, ran)
-            append_capped(ctx.state, CODE_FOUND, result.text)
-        append_capped(ctx.state, CODE_OUTPUT, result.text)
-        return result
 
     def _description(self) -> str:
         libs = self.libraries
-        isolated = self.sandbox.active_backend == "bwrap"
+        isolated = self.sandbox.active_backend != "none"
         where = "an isolated sandbox" if isolated else "a separate process (not isolated: touch only the workspace)"
         missing = [name for name in ("numpy", "pandas", "matplotlib") if name not in libs]
         lines = [
@@ -231,10 +169,7 @@ class PythonRunner:
             f"Installed data libraries: {', '.join(libs) or 'none'}."
             + (f" Not installed: {', '.join(missing)}; do not try to install packages." if missing else ""),
         ]
-        if "pandas" in libs:  # the csv module leaves numbers as strings; small models forget to convert
-            # A groupby result keeps its groups in the index: to_markdown(index=False) would drop them.
-            # The path comes first, as in to_csv: shown write_file('report.md', df.to_markdown()), the 1.5B
-            # wrote a header of its own above the table to_markdown() writes.
+        if "pandas" in libs:  # the csv module leaves numbers as strings, pandas parses them
             markdown = ", df.to_markdown(path) for a Markdown table" if importlib.util.find_spec("tabulate") else ""
             lines.append(
                 "For CSV or JSON data use pandas: pd.read_csv / pd.read_json parse numbers; write results with "
@@ -257,8 +192,7 @@ class PythonRunner:
         return {"MPLBACKEND": "Agg", "MPLCONFIGDIR": "/tmp/matplotlib"}
 
     async def _run_fresh(self, code: str) -> ToolResult:
-        code, note = repair(code)
-        return self._observation(await self._run_once(code), note=note)
+        return self._observation(await self._run_once(code), note="")
 
     async def _run_once(self, code: str) -> BlockOutcome:
         token = secrets.token_hex(8)
@@ -274,14 +208,12 @@ class PythonRunner:
         return BlockOutcome(stdout, stderr, status, timed_out=result.timed_out, ended=ended)
 
     async def _run_in_session(self, code: str, run_id: str, *, reset: bool) -> ToolResult:
-        code, note = repair(code)
+        note = ""
         if reset:
             await self.close_session(run_id)
-            note = " ".join(filter(None, ["Started a fresh Python session: all earlier variables are gone.", note]))
+            note = "Started a fresh Python session: all earlier variables are gone."
         elif run_id in self._restarted:
-            note = " ".join(
-                filter(None, ["This is a new Python session: variables from before the restart are gone.", note])
-            )
+            note = "This is a new Python session: variables from before the restart are gone."
         self._restarted.discard(run_id)
         session = await self._session(run_id)
         try:
@@ -331,11 +263,6 @@ class PythonRunner:
             parts.append(f"It ended with {result.exit_description(self.sandbox.limits)}.")
         elif not result.stdout.strip() and not result.stderr.strip():
             parts.append("(it printed nothing)")
-        if result.ok and not result.stdout.strip() and command.script:
-            with contextlib.suppress(PathEscapeError, OSError):
-                source = jail.resolve(command.script, write=False).read_text(encoding="utf-8", errors="replace")
-                if note := uncalled_script(command.script, source):
-                    parts.append(note)
         return ToolResult(content="\n\n".join(parts), is_error=not result.ok)
 
     async def _scan(self) -> Snapshot | None:
@@ -388,11 +315,8 @@ class PythonRunner:
             parts.append(footer)
         elif ok and not stdout.strip() and not stderr.strip():
             parts.append(_silence(outcome.stdout))
-        elif ok and _EMPTY_RESULT.search(stdout):
-            parts.append(EMPTY_RESULT_NOTE)
-        elif ok and (no_tests := no_tests_note(stderr, self.sandbox.workspace)):
-            parts.append(no_tests)
-        return ToolResult(content="\n\n".join(parts), is_error=not ok)
+        metadata = {"status": outcome.status, "stderr": outcome.stderr, "timed_out": outcome.timed_out}
+        return ToolResult(content="\n\n".join(parts), is_error=not ok, metadata=metadata)
 
 
 def _silence(stdout: str) -> str:
@@ -403,17 +327,6 @@ def _silence(stdout: str) -> str:
         f"(the code ran without error and printed only blank output: {fit(stdout, 200)!r}; "
         "an empty string prints as an empty line)"
     )
-
-
-_EMPTY_RESULT = re.compile(
-    r"(?:^|\n)(?:[\w ]{1,40}:\s*)?(?:\[\]|\{\}|set\(\)|Empty DataFrame)\s*(?:\nColumns: .*\nIndex: \[\])?\Z"
-)
-"""The last thing printed is an empty list, dict, set or DataFrame (``[]``, ``found: []``)."""
-EMPTY_RESULT_NOTE = (
-    "(The result is empty. If the task expects some, check the code's filters, such as file extensions, "
-    "^ anchors and upper or lower case, against the files in the workspace, and run it again.)"
-)
-"""Small models copy a filter (``.endswith('.py')``, ``^TODO``) that excludes what the task asks for."""
 
 
 def python_tool(sandbox: Sandbox) -> Tool:

@@ -19,8 +19,6 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from pymanus.tools.builtin.code_repair import compiles
-
 _LINE = re.compile(r"(?:python3?|pytest)(?:[ \t]+[^\n]*)?")
 _OPERATOR = frozenset("();<>|&")
 
@@ -84,3 +82,12 @@ def split_commands(code: str) -> tuple[str, list[PythonCommand]]:
     if not commands or not compiles(body):
         return code, []  # its SyntaxError is the model's to see
     return body, commands
+
+
+def compiles(code: str) -> bool:
+    """Whether ``code`` is valid Python."""
+    try:
+        compile(code, "<cell>", "exec")
+    except (SyntaxError, ValueError):  # ValueError: a NUL byte
+        return False
+    return True

@@ -1,4 +1,4 @@
-"""Repairs of mistakes small models make when they write code inside JSON.
+"""Aid ``code_repair``: repairs of mistakes small models make when they write code inside JSON.
 
 Backspace and form feed characters are always written back (below); every other repair is
 used only when the original does not compile and the repaired code does.
@@ -45,8 +45,16 @@ quotes inside the braces that match the f-string's own become the other kind.
 from __future__ import annotations
 
 import io
+import json
 import re
 import tokenize
+from dataclasses import dataclass, field
+from typing import Any
+
+from pymanus.messages import ToolCall
+from pymanus.tools.builtin.python_commands import compiles
+from pymanus.tools.middleware import ToolMiddleware, with_note
+from pymanus.tools.tool import ToolContext, ToolResult
 
 _ESCAPE_TIP = "In the JSON arguments, write \\\\n for a \\n inside a Python string."
 STRING_NOTE = f"Note: your code had line breaks inside string literals; they were run as \\n escapes. {_ESCAPE_TIP}"
@@ -402,10 +410,51 @@ _STATEMENT_REPAIRS = (
 """Repairs of statements, tried in order on the code and on the code with its strings repaired."""
 
 
-def compiles(code: str) -> bool:
-    """Whether ``code`` is valid Python."""
+@dataclass
+class _Notes:
+    """What each repaired call of a run was told, by call id, until its result is annotated."""
+
+    by_call: dict[str, str] = field(default_factory=dict)
+
+
+class CodeRepair(ToolMiddleware):
+    """Repairs the code of ``python`` calls and of ``.py`` files written with ``write_file`` (aid ``code_repair``).
+
+    Code that compiles runs as sent (backspace and form feed aside); a repair is used only when
+    the repaired code compiles, and the result then says what was changed.
+    """
+
+    name = "code_repair"
+
+    async def before_call(self, call: ToolCall, context: ToolContext) -> ToolCall | ToolResult:
+        arguments = _arguments(call)
+        if arguments is None:
+            return call
+        if call.name == "python" and isinstance(code := arguments.get("code"), str):
+            fixed, note = repair(code)
+            key = "code"
+        elif (
+            call.name == "write_file"
+            and str(arguments.get("path", "")).endswith(".py")
+            and isinstance(code := arguments.get("content"), str)
+            and (written := repair_written(code)) is not None
+        ):
+            (fixed, note), key = written, "content"
+        else:
+            return call
+        if fixed == code:
+            return call
+        context.store(_Notes).by_call[call.id] = note
+        return call.model_copy(update={"arguments": json.dumps({**arguments, key: fixed})})
+
+    async def after_call(self, call: ToolCall, result: ToolResult, context: ToolContext) -> ToolResult:
+        note = context.store(_Notes).by_call.pop(call.id, "")
+        return with_note(result, note, before=True)
+
+
+def _arguments(call: ToolCall) -> dict[str, Any] | None:
     try:
-        compile(code, "<cell>", "exec")
-    except (SyntaxError, ValueError):  # ValueError: a NUL byte
-        return False
-    return True
+        value = json.loads(call.arguments or "{}")
+    except json.JSONDecodeError:
+        return None
+    return value if isinstance(value, dict) else None

@@ -6,7 +6,7 @@
   ``cli.py``), or test a function before writing it. The note names the file to write or
   the line to change, with the call to make.
 - A test run that found no tests: ``unittest.main()`` in a block collects the block's own
-  ``TestCase`` classes, so "Ran 0 tests ... OK" looked like success to the 1.5B.
+  ``TestCase`` classes, so "Ran 0 tests ... OK" reads like success.
 - A file the code did not find: where files of that name are (small models get a path's
   folder wrong, then guess again).
 """
@@ -17,8 +17,15 @@ import ast
 import re
 from pathlib import Path, PurePosixPath
 
-from pymanus.tools.builtin.file_formats import definition_of, self_import
-from pymanus.tools.builtin.workspace_scan import defining_module, is_test_file, scan
+from pymanus.tools.builtin.workspace_scan import defining_module, scan
+
+_TEST_FILE = re.compile(r"(?:test_\w*|\w+_test)\.py")
+
+
+def is_test_file(path: str) -> bool:
+    """Whether the file at ``path`` (a workspace path or a name) is a test module (``test_*.py``, ``*_test.py``)."""
+    return _TEST_FILE.fullmatch(path.rsplit("/", 1)[-1]) is not None
+
 
 TEXT_READ_NOTE = (
     "The code raised AttributeError (traceback above): a function that reads from an open file "
@@ -34,9 +41,9 @@ def missing_name_note(workspace: Path, missing: str, where: str, error: str, *, 
     Args:
         workspace: the workspace folder.
         missing: the name the code asked for.
-        where: the module that lacks it (workspace-relative, ``weather/__init__.py``).
+        where: the module that lacks it (workspace-relative, ``pkg/__init__.py``).
         error: ``"ImportError"`` or ``"AttributeError"``.
-        importer: the workspace file whose import failed (``weather/cli.py``), or ``""``.
+        importer: the workspace file whose import failed (``pkg/cli.py``), or ``""``.
         circular: the error came from a partially initialized module.
     """
     if circular and (itself := _self_import(workspace, where)):
@@ -72,8 +79,8 @@ def missing_name_note(workspace: Path, missing: str, where: str, error: str, *, 
 def _method_owner(module_file: Path, name: str) -> str | None:
     """The top-level class of ``module_file`` that defines the method ``name`` (None: none does).
 
-    fix_failing_test: the 1.5B imported ``test_median_even`` from test_stats.py, where it is a
-    method of a ``TestCase``, was told to write it there, and added a copy to the test file.
+    A model that imports a test method from a test module (where it is a method of a ``TestCase``)
+    must be told it is a method, not told to write a function of that name.
     """
     try:
         tree = ast.parse(module_file.read_text(encoding="utf-8"))
@@ -98,8 +105,8 @@ def _self_import(workspace: Path, module_file: str) -> str | None:
 def _missing_submodule(workspace: Path, package: PurePosixPath, missing: str, error: str, importer: str) -> str | None:
     """The note when a package lacks ``missing`` in its ``__init__.py`` and has no module of that name either.
 
-    ``from . import cli, utils`` names modules the 1.5B had not written (or never would),
-    ``weather.__version__`` (an AttributeError) reads a name nothing defines, and a module of
+    ``from . import cli, utils`` names modules a model has not written (or never will),
+    ``pkg.__version__`` (an AttributeError) reads a name nothing defines, and a module of
     the package importing a function from the package means to define it.
     """
     module = package / f"{missing}.py"
@@ -229,3 +236,36 @@ def removed_api_note(attribute: str) -> str | None:
     if attribute not in REMOVED_APIS:
         return None
     return f"`{attribute}` {REMOVED_APIS[attribute]}, and the sandbox has the current version."
+
+
+def _module_names(name: str) -> tuple[str, str]:
+    """The module file ``name``'s own name and its dotted name from the workspace root (cli, pkg.cli)."""
+    parts = name.removesuffix(".py").split("/")
+    return parts[-1], ".".join(parts)
+
+
+def self_import(name: str, text: str) -> str | None:
+    """``"textutils.py imports itself ..."`` when a module imports its own names (a circular import)."""
+    stem, dotted = _module_names(name)
+    for node in ast.walk(ast.parse(text)):
+        if isinstance(node, ast.ImportFrom) and node.level == 1:  # from .cli import main, from . import cli
+            own = node.module == stem or (node.module is None and any(alias.name == stem for alias in node.names))
+        elif isinstance(node, ast.ImportFrom):
+            own = node.level == 0 and node.module in (stem, dotted)
+        elif isinstance(node, ast.Import):
+            own = any(alias.name in (stem, dotted) for alias in node.names)
+        else:
+            continue
+        if own:
+            line = text.splitlines()[node.lineno - 1].strip()
+            return (
+                f"{name} imports itself at line {node.lineno} (`{line}`), which fails as a circular import: "
+                "a module's own functions need no import there; remove that line"
+            )
+    return None
+
+
+def definition_of(name: str) -> str:
+    """How a note asks for the definition of the function ``name``."""
+    # Not "def main(...):": a model copied the dots into the module, which then did not parse.
+    return f"def {name}(): with the parameters it takes, and its body"
