@@ -55,7 +55,9 @@ class AgentConfig(_Section):
 class SandboxConfig(_Section):
     """``[sandbox]``: how model-written code is isolated."""
 
-    backend: Literal["auto", "bwrap", "none"] = "auto"
+    backend: Literal["auto", "bwrap", "landlock", "none"] = "auto"
+    """``auto``: bubblewrap, else Landlock; code is refused when neither confines it.
+    ``none`` runs code unconfined (see :class:`pymanus.sandbox.Sandbox`)."""
     shell: bool = False
     shell_allow: list[str] = Field(default_factory=list)
     read_only_roots: list[str] = Field(default_factory=list)

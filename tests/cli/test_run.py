@@ -174,7 +174,7 @@ def test_usage_and_config_errors_exit_2_with_one_line(
         ("[model\nname=", "invalid TOML"),
         ('[agent]\nmax_steps = "many"', "agent.max_steps: Input should be a valid integer"),
         ("[agent]\nmax_stepz = 3", "agent.max_stepz: unknown key"),
-        ('[sandbox]\nbackend = "docker"', "sandbox.backend: Input should be 'auto', 'bwrap' or 'none'"),
+        ('[sandbox]\nbackend = "docker"', "sandbox.backend: Input should be 'auto', 'bwrap', 'landlock' or 'none'"),
         ("[agent]\nattempts = 2", "agent.attempts: unknown key"),
         ('[local_aids]\nenabled = ["nope"]', "local_aids.enabled: unknown aid 'nope'"),
     ],

@@ -1,4 +1,4 @@
-"""Sandbox.run on both backends: exit codes, limits, timeouts, capped output, cleanup, warnings."""
+"""Sandbox.run on every backend: exit codes, limits, timeouts, capped output, cleanup, warnings."""
 
 from __future__ import annotations
 
@@ -12,16 +12,14 @@ from pathlib import Path
 
 import pytest
 
+from helpers.sandbox_backends import CONFINED
 from pymanus.errors import SandboxError
 from pymanus.sandbox import Limits, Sandbox
-from pymanus.sandbox.limits import find_pids_parent
+from pymanus.sandbox.limits import PidsCgroup, find_pids_parent
 from pymanus.sandbox.streams import OutputBuffer
 
 HAVE_BWRAP = shutil.which("bwrap") is not None
-BACKENDS = [
-    "none",
-    pytest.param("bwrap", marks=pytest.mark.skipif(not HAVE_BWRAP, reason="bubblewrap is not installed")),
-]
+BACKENDS = ["none", *CONFINED]
 PY = sys.executable
 
 
@@ -192,14 +190,24 @@ async def test_missing_program_is_a_clear_error(sandbox: Sandbox) -> None:
             await sandbox.run(["no-such-program-xyz"])
 
 
-async def test_no_cgroup_is_left_behind(sandbox: Sandbox) -> None:
-    parent = find_pids_parent()
-    if parent is None:
+async def test_no_cgroup_is_left_behind(sandbox: Sandbox, monkeypatch: pytest.MonkeyPatch) -> None:
+    if find_pids_parent() is None:
         pytest.skip("no pids cgroup available")
-    before = {p.name for p in parent[0].glob("pymanus-*")}
+    made: list[PidsCgroup] = []
+    create = PidsCgroup.create
+
+    def recording(parent: tuple[Path, int] | None, max_pids: int) -> PidsCgroup | None:
+        cgroup = create(parent, max_pids)
+        if cgroup is not None:
+            made.append(cgroup)
+        return cgroup
+
+    # Only this sandbox's cgroups: other PyManus processes on the machine make their own.
+    monkeypatch.setattr(PidsCgroup, "create", staticmethod(recording))
     await sandbox.run(["true"])
     await sandbox.run(["sleep", "5"], timeout=0.2)
-    assert {p.name for p in parent[0].glob("pymanus-*")} <= before
+    assert len(made) == 2
+    assert not [cgroup.path for cgroup in made if cgroup.path.exists()]
 
 
 # -- backends and warnings -----------------------------------------------------------------
@@ -208,33 +216,39 @@ def test_unknown_backend_is_refused(tmp_path: Path) -> None:
         Sandbox(tmp_path, backend="docker")  # type: ignore[arg-type,unused-ignore]
 
 
-async def test_auto_without_bwrap_warns_once_per_instance(
+async def test_auto_without_bwrap_confines_with_landlock_or_refuses(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
     monkeypatch.setattr(shutil, "which", lambda name: None)
     caplog.set_level(logging.WARNING, logger="pymanus.sandbox")
-    first = Sandbox(tmp_path, backend="auto")
-    await first.run(["true"])
-    await first.run(["true"])
-    assert first.active_backend == "none"
-    assert len([r for r in caplog.records if "No sandbox isolation" in r.message]) == 1
-    assert "bwrap is not installed" in caplog.records[0].message
-    second = Sandbox(tmp_path, backend="auto")
-    await second.run(["true"])
-    assert len([r for r in caplog.records if "No sandbox isolation" in r.message]) == 2
-    assert "WITHOUT isolation" in second.describe()
+    box = Sandbox(tmp_path, backend="auto")
+    assert "bwrap is not installed" in box.why
+    if box.active_backend == "landlock":
+        assert (await box.run(["true"])).ok
+        assert "Landlock sandbox" in box.describe()
+    else:  # a kernel without Landlock: never run unconfined
+        assert box.active_backend == "refused"
+        with pytest.raises(SandboxError, match="Refusing to run code"):
+            await box.run(["true"])
+    assert not caplog.records
 
 
 async def test_explicit_none_is_silent(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
     caplog.set_level(logging.WARNING, logger="pymanus.sandbox")
-    await Sandbox(tmp_path, backend="none").run(["true"])
+    box = Sandbox(tmp_path, backend="none")
+    await box.run(["true"])
     assert not caplog.records
+    assert not box.confined and "WITHOUT isolation" in box.describe()
 
 
-def test_explicit_bwrap_without_bwrap_is_an_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_explicit_bwrap_without_bwrap_refuses_to_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(shutil, "which", lambda name: None)
-    with pytest.raises(SandboxError, match="not usable"):
-        _ = Sandbox(tmp_path, backend="bwrap").active_backend
+    box = Sandbox(tmp_path, backend="bwrap")
+    assert box.active_backend == "refused"  # never raises: the agent can still be built
+    with pytest.raises(SandboxError, match="backend 'bwrap'") as caught:
+        await box.run(["true"])
+    assert "apt-get install bubblewrap" in str(caught.value)
+    assert 'backend = "none"' in str(caught.value) and "--sandbox none" in str(caught.value)
 
 
 @pytest.mark.skipif(not HAVE_BWRAP, reason="bubblewrap is not installed")

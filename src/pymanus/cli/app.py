@@ -18,6 +18,7 @@ from rich.console import Console
 
 from pymanus.agent.events import RunFinished, RunState
 from pymanus.agent.result import RunResult
+from pymanus.cli.doctor import SANDBOX_HELP, doctor, run_banner
 from pymanus.cli.logs import enable_verbose_logging
 from pymanus.config import Settings
 from pymanus.errors import ConfigError, PyManusError
@@ -45,6 +46,7 @@ def run(
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object with the result.")] = False,
     verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Show full model input and output.")] = False,
     config: Annotated[Path | None, typer.Option("--config", help="Config file (default: ./pymanus.toml).")] = None,
+    sandbox: Annotated[str | None, typer.Option("--sandbox", help=SANDBOX_HELP)] = None,
 ) -> None:
     """Run TASK to the end, showing live progress."""
     try:
@@ -53,8 +55,10 @@ def run(
             overrides={
                 "model": {"name": model},
                 "agent": {"workspace": str(workspace) if workspace else None, "max_steps": max_steps},
+                "sandbox": {"backend": sandbox},
             },
         )
+        sandbox_line, sandbox_warning = run_banner(settings)
         from pymanus.local_aids import equipped_agent
         from pymanus.tools.builtin.human import ConsoleAsker
 
@@ -64,9 +68,11 @@ def run(
 
     if verbose:
         enable_verbose_logging()
+    if sandbox_warning:
+        typer.echo(f"pymanus: warning: {sandbox_warning}", err=True)
     console = Console(stderr=as_json, highlight=False)
     try:
-        result = asyncio.run(_run_with_progress(agent, task, console, verbose))
+        result = asyncio.run(_run_with_progress(agent, task, console, verbose, sandbox_line))
     except ConfigError as exc:
         raise _fail_usage(str(exc)) from None
     except PyManusError as exc:
@@ -84,14 +90,16 @@ def run(
     raise typer.Exit(0 if result.state is RunState.FINISHED else 1)
 
 
-async def _run_with_progress(agent: object, task: str, console: Console, verbose: bool) -> RunResult:
+async def _run_with_progress(
+    agent: object, task: str, console: Console, verbose: bool, sandbox: str | None = None
+) -> RunResult:
     from pymanus.agent.agent import Agent
     from pymanus.cli.render import ProgressView
 
     assert isinstance(agent, Agent)
     run = agent.start(task)
     try:
-        with ProgressView(console, verbose=verbose) as view:
+        with ProgressView(console, verbose=verbose, sandbox=sandbox) as view:
             async with contextlib.aclosing(run.events()) as events:
                 async for event in events:
                     view.show(event)
@@ -109,6 +117,7 @@ def _add_models_commands() -> None:
 
 
 _add_models_commands()
+app.command()(doctor)
 
 
 def main() -> None:

@@ -47,9 +47,11 @@ def format_arguments(arguments: str) -> str:
 class ProgressView:
     """Prints each step, tool call and result; a spinner shows the step and tokens so far."""
 
-    def __init__(self, console: Console, *, verbose: bool = False) -> None:
+    def __init__(self, console: Console, *, verbose: bool = False, sandbox: str | None = None) -> None:
         self.console = console
         self.verbose = verbose
+        self.sandbox = sandbox
+        """What isolates the run's code (e.g. ``sandbox bwrap (bubblewrap)``), named in the first line."""
         self._status: Status | None = None
         self._tokens = 0
         self._streamed = False
@@ -72,7 +74,8 @@ class ProgressView:
         out = self.console
         match event:
             case RunStarted():
-                out.print(f"[bold]run {event.run_id}[/] · model [cyan]{escape(event.model)}[/]")
+                where = f" · {escape(self.sandbox)}" if self.sandbox else ""
+                out.print(f"[bold]run {event.run_id}[/] · model [cyan]{escape(event.model)}[/]{where}")
                 if event.workspace:
                     out.print(f"workspace: {escape(event.workspace)}")
             case ModelRequest():

@@ -1,8 +1,9 @@
 """The sandbox: the path jail and process isolation shared by the built-in tools.
 
 * :class:`PathJail` -- every path a file tool touches is resolved inside one workspace.
-* :class:`Sandbox` -- commands run under bubblewrap (or, without it, plainly) with
-  resource limits, a wall-clock timeout and capped output.
+* :class:`Sandbox` -- commands run under bubblewrap or, without it, Landlock (never
+  unconfined unless the user chose ``none``), with resource limits, a wall-clock
+  timeout and capped output. ``pymanus doctor`` prints what is in force.
 """
 
 from pymanus.sandbox.limits import Limits

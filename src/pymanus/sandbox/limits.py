@@ -8,10 +8,11 @@ sandbox's. So the process cap is, in order of preference:
    container hosts) when this process may create one (root, or a delegated cgroup);
    it also lets the sandbox kill every process of the command, even those that left
    its session;
-2. ``RLIMIT_NPROC`` set *inside* bubblewrap's user namespace (non-root hosts), where
-   the kernel counts only the sandbox's own processes;
-3. nothing but the wall-clock timeout (root without a writable cgroup, or the
-   unisolated ``none`` backend run as root); :meth:`Sandbox.describe` says so.
+2. ``RLIMIT_NPROC`` set *inside* the user namespace of bubblewrap or of the ``landlock``
+   backend (non-root hosts), where the kernel counts only the sandbox's own processes;
+   else, for a non-root user, the user's current task count plus the cap;
+3. nothing but the wall-clock timeout (root without a writable cgroup);
+   ``pymanus doctor`` says so.
 """
 
 from __future__ import annotations

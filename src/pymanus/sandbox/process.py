@@ -1,8 +1,16 @@
 """Running commands in the sandbox: isolation, limits, a wall-clock timeout, capped output.
 
 ``Sandbox`` is the configuration *and* the runner. Each instance resolves its backend
-once (``auto`` tries bubblewrap and falls back to no isolation with a warning), and
-holds no state shared with any other instance.
+once, and holds no state shared with any other instance. The sandbox never fails open:
+
+* ``auto`` probes bubblewrap (a real confined run); if it is missing or cannot create its
+  namespaces, the ``landlock`` backend (:mod:`pymanus.sandbox.confine`: Landlock, plus a
+  network namespace or a seccomp filter; no binary, no root), probed the same way;
+* ``bwrap`` and ``landlock`` use only that backend;
+* when the chosen backend cannot confine code here, the sandbox *refuses*: every command
+  raises a :class:`SandboxError` that says what is missing, the command that fixes it
+  and the explicit opt-out -- the agent goes on, its code tools answer with that message;
+* ``none`` runs commands unconfined, with limits only, and only because the user said so.
 
 Every command gets a clean environment (the host's variables, API keys included, never
 reach it), the rlimits of :class:`Limits`, its own session (so the whole process group
@@ -22,6 +30,7 @@ import signal
 import site
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -30,12 +39,19 @@ from typing import Literal
 
 from pymanus.errors import SandboxError
 from pymanus.sandbox import bwrap as policy
+from pymanus.sandbox import confine
 from pymanus.sandbox.limits import Limits, PidsCgroup, apply_rlimits, find_pids_parent, user_task_count
 from pymanus.sandbox.streams import feed, read_capped, wait_exit
 
 logger = logging.getLogger("pymanus.sandbox")
 
-Backend = Literal["auto", "bwrap", "none"]
+Backend = Literal["auto", "bwrap", "landlock", "none"]
+"""What the user asks for."""
+ActiveBackend = Literal["bwrap", "landlock", "none", "refused"]
+"""What is in force: ``refused`` when the backend asked for cannot confine code here."""
+BACKENDS: tuple[Backend, ...] = ("auto", "bwrap", "landlock", "none")
+INSTALL_HINT = "apt-get install bubblewrap"
+OPT_OUT_HINT = '[sandbox] backend = "none" in pymanus.toml, or pymanus run --sandbox none'
 _PIPE_GRACE = 2.0
 
 
@@ -92,10 +108,19 @@ def describe_exit(exit_code: int | None, limits: Limits) -> str:
 class SandboxedProcess:
     """A running sandboxed command, with its pipes, and the means to kill all of it."""
 
-    def __init__(self, process: asyncio.subprocess.Process, cgroup: PidsCgroup | None, *, bwrap: bool) -> None:
+    def __init__(
+        self,
+        process: asyncio.subprocess.Process,
+        cgroup: PidsCgroup | None,
+        *,
+        bwrap: bool,
+        scratch: Path | None = None,
+    ) -> None:
         self.process = process
         self.cgroup = cgroup
         self.bwrap = bwrap
+        self.scratch = scratch
+        """The command's private temporary directory (``landlock`` backend), removed at close."""
         self._closed = False
 
     @property
@@ -125,6 +150,8 @@ class SandboxedProcess:
         finally:
             if self.cgroup is not None:
                 await asyncio.to_thread(self.cgroup.remove)
+            if self.scratch is not None:
+                await asyncio.to_thread(shutil.rmtree, self.scratch, ignore_errors=True)
 
 
 class Sandbox:
@@ -132,13 +159,14 @@ class Sandbox:
 
     Args:
         workspace: the one host directory commands may write (created if missing).
-        backend: ``"auto"`` (bubblewrap if it works here, else none with a warning),
-            ``"bwrap"`` (bubblewrap or a :class:`SandboxError`), ``"none"`` (no
-            isolation, only limits; chosen explicitly, so no warning).
+        backend: ``"auto"`` (bubblewrap if it works here, else Landlock; if neither does,
+            every command raises a :class:`SandboxError`), ``"bwrap"`` or ``"landlock"``
+            (that backend, or the same refusal), ``"none"`` (no isolation, only limits:
+            the user's explicit choice).
         limits: per-process resource limits.
         timeout: default wall-clock seconds per command.
         output_limit: characters kept per output stream; the rest is counted, not kept.
-        network: whether commands may use the network (bwrap only; default off).
+        network: whether commands may use the network (default off).
         read_only_binds: extra host paths commands may read.
     """
 
@@ -153,8 +181,8 @@ class Sandbox:
         network: bool = False,
         read_only_binds: Sequence[Path | str] = (),
     ) -> None:
-        if backend not in ("auto", "bwrap", "none"):
-            raise SandboxError(f"unknown sandbox backend {backend!r}; use 'auto', 'bwrap' or 'none'")
+        if backend not in BACKENDS:
+            raise SandboxError(f"unknown sandbox backend {backend!r}; use 'auto', 'bwrap', 'landlock' or 'none'")
         path = Path(workspace).expanduser()
         path.mkdir(parents=True, exist_ok=True)
         self.workspace = Path(os.path.realpath(path))
@@ -166,36 +194,89 @@ class Sandbox:
         self.output_limit = output_limit
         self.network = network
         self.read_only_binds = tuple(Path(os.path.realpath(Path(p).expanduser())) for p in read_only_binds)
-        self._resolved: Literal["bwrap", "none"] | None = None
-        self._fallback_reason = ""
-        self._warned = False
+        self._resolved: ActiveBackend | None = None
+        self._why = ""
+        self.landlock: confine.ProbeResult | None = None
+        """The Landlock probe, when it ran."""
         self._cgroup_parent = find_pids_parent()
         self._python_dirs = policy.python_dirs(self.workspace)
         self._cleanups: set[asyncio.Future[None]] = set()
 
     # -- backend -----------------------------------------------------------------------
     @property
-    def active_backend(self) -> Literal["bwrap", "none"]:
-        """The backend in force (probing bubblewrap on first use)."""
+    def active_backend(self) -> ActiveBackend:
+        """The backend in force, probed on first use; ``refused`` when nothing can confine code.
+
+        Never raises: a refusal shows when a command is run (see :meth:`spawn`).
+        """
         if self._resolved is None:
             self._resolved = self._resolve_backend()
         return self._resolved
 
-    def _resolve_backend(self) -> Literal["bwrap", "none"]:
+    @property
+    def why(self) -> str:
+        """Why the backend in force was chosen (or why code is refused), in a sentence."""
+        _ = self.active_backend
+        return self._why
+
+    @property
+    def cgroups_available(self) -> bool:
+        """Whether each command gets a ``pids`` cgroup (a process cap that also holds for root)."""
+        return self._cgroup_parent is not None
+
+    @property
+    def confined(self) -> bool:
+        """Whether commands run isolated from the host (file system and, unless allowed, network)."""
+        return self.active_backend in ("bwrap", "landlock")
+
+    def _resolve_backend(self) -> ActiveBackend:
         if self.backend == "none":
+            self._why = "chosen in the configuration: commands run without isolation"
             return "none"
-        reason = self._probe_bwrap()
-        if reason is None:
-            return "bwrap"
-        if self.backend == "bwrap":
-            raise SandboxError(f"the bubblewrap sandbox is not usable here: {reason}")
-        self._fallback_reason = reason
-        return "none"
+        failures = []
+        if self.backend in ("auto", "bwrap"):
+            reason = self._probe_bwrap()
+            if reason is None:
+                self._why = "bubblewrap works here"
+                return "bwrap"
+            failures.append(f"bubblewrap: {reason}")
+        if self.backend in ("auto", "landlock"):
+            self.landlock = confine.probe(self._python_dirs, self.read_only_binds, network=self.network)
+            if self.landlock.reason is None:
+                first = f"{failures[0]}; " if failures else ""
+                self._why = f"{first}Landlock ABI {self.landlock.abi} and the network layer work here"
+                return "landlock"
+            failures.append(f"landlock: {self.landlock.reason}")
+        self._why = "; ".join(failures)
+        return "refused"
+
+    def refusal(self) -> str | None:
+        """Why no command can run here, what fixes it and how to opt out; ``None`` when commands can run."""
+        if self.active_backend != "refused":
+            return None
+        which = {
+            "auto": "no sandbox backend can confine code on this machine",
+            "bwrap": "the bubblewrap sandbox (backend 'bwrap') cannot confine code on this machine",
+            "landlock": "the Landlock sandbox (backend 'landlock') cannot confine code on this machine",
+        }[self.backend]
+        found = shutil.which("bwrap")
+        fix = f"To fix this, install bubblewrap: `{INSTALL_HINT}`"
+        if self.backend == "landlock":
+            fix += ', and set [sandbox] backend = "auto"'
+        elif found is not None:
+            fix = (
+                f"To fix this, let bubblewrap create user namespaces (the bwrap at {found} failed; e.g. "
+                f"`sysctl -w kernel.unprivileged_userns_clone=1`), or install a working one: `{INSTALL_HINT}`"
+            )
+        return (
+            f"Refusing to run code: {which} ({self.why}). {fix}. "
+            f"To run code WITHOUT isolation instead, at your own risk, set {OPT_OUT_HINT}."
+        )
 
     def _probe_bwrap(self) -> str | None:
         exe = shutil.which("bwrap")
         if exe is None:
-            return "bwrap is not installed (Debian/Ubuntu: apt install bubblewrap)"
+            return f"bwrap is not installed ({INSTALL_HINT})"
         argv = [*self._bwrap_prefix(exe, self.workspace), "/bin/sh", "-c", "exit 0"]
         try:
             done = subprocess.run(argv, capture_output=True, timeout=10, env=self._base_env(), check=False)
@@ -205,17 +286,6 @@ class Sandbox:
             return f"bwrap failed: {done.stderr.decode(errors='replace').strip()[:300]}"
         return None
 
-    def _warn_unisolated(self) -> None:
-        if self._warned or self.backend == "none":
-            return
-        self._warned = True
-        logger.warning(
-            "No sandbox isolation: %s. Commands run as this user with full access to its files and "
-            "network; only resource limits apply. Set the sandbox backend to 'none' to accept this "
-            "and silence the warning.",
-            self._fallback_reason,
-        )
-
     def describe(self) -> str:
         """What isolation is in force, in words for the system prompt."""
         lim = self.limits
@@ -224,14 +294,23 @@ class Sandbox:
             f"{lim.memory_mb} MB memory per process, {lim.max_processes} processes, "
             f"files up to {lim.max_file_mb} MB; output beyond {self.output_limit:,} characters per stream is cut."
         )
+        net = "Network access is allowed." if self.network else "There is no network access."
         if self.active_backend == "bwrap":
-            net = "Network access is allowed." if self.network else "There is no network access."
             return (
                 f"Commands run in a bubblewrap sandbox. The working directory is the workspace {self.workspace}, "
                 f"the only place files persist; /tmp is private scratch space, emptied when the command ends. "
                 f"System and Python files are read-only; home directories and other host files are not visible. "
                 f"{net} {limits}"
             )
+        if self.active_backend == "landlock":
+            return (
+                f"Commands run in a Landlock sandbox. The working directory is the workspace {self.workspace}, "
+                f"the only place files persist; $TMPDIR is private scratch space, emptied when the command ends. "
+                f"System and Python files are read-only; home directories and other host files cannot be read. "
+                f"{net} {limits}"
+            )
+        if self.active_backend == "refused":
+            return f"Commands cannot run: {self.refusal()}"
         return (
             f"Commands run WITHOUT isolation, as the host user, in the workspace {self.workspace}: "
             f"keep every file inside the workspace and do not touch anything else. {limits}"
@@ -307,11 +386,13 @@ class Sandbox:
             raise SandboxError("no command to run")
         workdir = self._workdir(cwd)
         backend = self.active_backend
-        if backend == "none":
-            self._warn_unisolated()
+        if (refused := self.refusal()) is not None:
+            raise SandboxError(refused)
         full_env = {**self._base_env(), **(env or {})}
         nproc: int | None = None
         command = list(argv)
+        scratch: Path | None = None
+        confiner: confine.Confiner | None = None
         if backend == "bwrap":
             exe = shutil.which("bwrap") or "bwrap"
             inner = command
@@ -320,6 +401,11 @@ class Sandbox:
                 inner = [sys.executable, "-S", "-E", "-c", policy.NPROC_LAUNCHER, str(self.limits.max_processes)]
                 inner += command
             command = self._bwrap_prefix(exe, workdir) + inner
+        elif backend == "landlock":
+            scratch, confiner = self._landlock_launch()
+            full_env = confine.scratch_env(full_env, scratch)
+            if os.geteuid() != 0 and confiner.network != "netns":
+                nproc = user_task_count(os.geteuid()) + self.limits.max_processes
         elif os.geteuid() != 0:
             # RLIMIT_NPROC counts all the user's tasks; allow the sandbox this many more.
             nproc = user_task_count(os.geteuid()) + self.limits.max_processes
@@ -333,6 +419,8 @@ class Sandbox:
             apply_rlimits(rlimits)
             if nproc is not None:
                 resource.setrlimit(resource.RLIMIT_NPROC, (nproc, nproc))
+            if confiner is not None:
+                confiner.apply()
 
         creating = asyncio.ensure_future(
             asyncio.create_subprocess_exec(
@@ -346,31 +434,63 @@ class Sandbox:
                 preexec_fn=setup_child,
             )
         )
+        if confiner is not None:
+            creating.add_done_callback(lambda _: confiner.close())
         is_bwrap = backend == "bwrap"
         try:
             process = await asyncio.shield(creating)
         except asyncio.CancelledError:
             # Cancelled midway, asyncio's process creation can wait forever for pipes the
             # sandbox still holds: let it finish, then kill whatever it started.
-            creating.add_done_callback(lambda done: self._discard(done, cgroup, bwrap=is_bwrap))
+            creating.add_done_callback(lambda done: self._discard(done, cgroup, bwrap=is_bwrap, scratch=scratch))
             raise
         except BaseException as exc:
             if cgroup is not None:
                 cgroup.remove()
+            if scratch is not None:
+                shutil.rmtree(scratch, ignore_errors=True)
             if isinstance(exc, OSError):
                 raise SandboxError(f"could not start {argv[0]!r}: {exc.strerror or exc}") from exc
+            if isinstance(exc, subprocess.SubprocessError):  # the confinement failed in the child
+                raise SandboxError(f"could not confine {argv[0]!r} in the {backend} sandbox: {exc}") from exc
             raise
-        return SandboxedProcess(process, cgroup, bwrap=is_bwrap)
+        return SandboxedProcess(process, cgroup, bwrap=is_bwrap, scratch=scratch)
+
+    def _landlock_launch(self) -> tuple[Path, confine.Confiner]:
+        """A private scratch directory for one command, and the layers that confine it."""
+        probe = self.landlock
+        assert probe is not None and probe.network is not None
+        scratch = Path(tempfile.mkdtemp(prefix="pymanus-tmp-"))
+        nproc = self.limits.max_processes if os.geteuid() != 0 and probe.network == "netns" else None
+        try:
+            confiner = confine.Confiner(
+                probe.abi,
+                probe.network,
+                confine.read_roots(self._python_dirs, self.read_only_binds),
+                [self.workspace, scratch],
+                nproc=nproc,
+            )
+        except OSError as exc:
+            shutil.rmtree(scratch, ignore_errors=True)
+            raise SandboxError(f"could not set up the Landlock sandbox: {exc}") from exc
+        return scratch, confiner
 
     def _discard(
-        self, done: asyncio.Future[asyncio.subprocess.Process], cgroup: PidsCgroup | None, *, bwrap: bool
+        self,
+        done: asyncio.Future[asyncio.subprocess.Process],
+        cgroup: PidsCgroup | None,
+        *,
+        bwrap: bool,
+        scratch: Path | None,
     ) -> None:
         """Kill a process whose caller was cancelled while it started."""
         if done.cancelled() or done.exception() is not None:
             if cgroup is not None:
                 cgroup.remove()
+            if scratch is not None:
+                shutil.rmtree(scratch, ignore_errors=True)
             return
-        orphan = SandboxedProcess(done.result(), cgroup, bwrap=bwrap)
+        orphan = SandboxedProcess(done.result(), cgroup, bwrap=bwrap, scratch=scratch)
         orphan.kill_now()
         cleanup = asyncio.ensure_future(orphan.aclose())
         self._cleanups.add(cleanup)
@@ -400,7 +520,7 @@ class Sandbox:
         )
 
     def _base_env(self) -> dict[str, str]:
-        home = "/tmp" if self._resolved == "bwrap" else str(self.workspace)
+        home = "/tmp" if self._resolved in ("bwrap", "landlock") else str(self.workspace)
         env = {
             "PATH": "/usr/local/bin:/usr/bin:/bin",
             "HOME": home,

@@ -1,53 +1,72 @@
-"""restated_context: lines a model's new_text repeats from around its old_text are replaced, not doubled."""
+"""How edit_file changes text: Windows line endings, one or every occurrence, shifted indentation, added lines."""
 
 from __future__ import annotations
 
 import pytest
 
-from pymanus.tools.builtin.text_edits import restated_context, restated_note
+from pymanus.errors import ToolError
+from pymanus.tools.builtin.text_edits import (
+    insert_lines,
+    not_found,
+    replace_every,
+    replace_once,
+    same_line_endings,
+    shifted_match,
+)
 
 MODULE = "def slugify(title):\n    return title\n\n\ndef word_count(text):\n    return len(text.split())\n"
 
 
-def _edit(text: str, old: str, new: str) -> tuple[str, list[int]]:
-    grown, numbers = restated_context(text, old, new)
-    return text.replace(grown, new, 1), numbers
+def test_old_and_new_text_take_the_files_windows_line_endings() -> None:
+    text = "a = 1\r\nb = 2\r\n"
+    assert same_line_endings(text, "a = 1\nb = 2", "a = 10\nb = 20") == ("a = 1\r\nb = 2", "a = 10\r\nb = 20")
+    assert same_line_endings("a = 1\nb = 2\n", "a = 1\nb = 2", "x") == ("a = 1\nb = 2", "x")
+    assert replace_once("m.py", text, "a = 1\nb = 2", "a = 10\nb = 20") == ("a = 10\r\nb = 20\r\n", 1)
 
 
-def test_a_line_new_text_starts_with_that_precedes_old_text_is_replaced() -> None:
-    edited, numbers = _edit(MODULE, "return title", "def slugify(title):\n    return title.lower()")
-    assert numbers == [1]
-    assert edited == MODULE.replace("return title\n", "return title.lower()\n")
+def test_replace_once_gives_the_first_line_and_refuses_text_that_occurs_twice() -> None:
+    assert replace_once("m.py", MODULE, "return len(text.split())", "return 0") == (
+        MODULE.replace("return len(text.split())", "return 0"),
+        6,
+    )
+    with pytest.raises(ToolError, match=r"old_text occurs 2 times in m.py \(at lines 1, 5\)"):
+        replace_once("m.py", MODULE, "def ", "async def ")
 
 
-def test_lines_new_text_ends_with_that_follow_old_text_are_replaced() -> None:
-    edited, numbers = _edit(MODULE, "    return title", "    return title.lower()\n\n\ndef word_count(text):")
-    assert numbers == [3, 4, 5]
-    assert edited == MODULE.replace("return title\n", "return title.lower()\n")
+def test_replace_every_counts_what_it_replaced() -> None:
+    assert replace_every("m.py", MODULE, "def ", "async def ") == (MODULE.replace("def ", "async def "), 2)
 
 
-def test_context_on_both_sides_is_replaced_once() -> None:
-    text = "a = 1\nb = 2\nc = 3\n"
-    edited, numbers = _edit(text, "b = 2", "a = 1\nb = 20\nc = 3")
-    assert (edited, numbers) == ("a = 1\nb = 20\nc = 3\n", [1, 3])
+def test_old_text_without_its_indentation_is_found_once_and_new_text_is_shifted_alike() -> None:
+    found = shifted_match(MODULE, "return title", "text = title.lower()\nreturn text")
+    assert found == ("    return title", "    text = title.lower()\n    return text", 2, "    ")
+    assert shifted_match(MODULE, "return x", "return y") is None  # not in the file at all
+    assert shifted_match(MODULE, "    return title", "return y") is None  # already indented: another mismatch
+    twice = "if a:\n    x = 1\nif b:\n    x = 1\n"
+    assert shifted_match(twice, "x = 1", "x = 2") is None  # two places: which one is not known
+
+
+def test_not_found_names_the_closest_line() -> None:
+    message = not_found("m.py", MODULE, "return len(text.split(' '))")
+    assert message.startswith("old_text was not found in m.py. The closest line is 6: '    return len(text.split())'.")
+    assert "The closest line" not in not_found("m.py", MODULE, "zzzz qqqq")
 
 
 @pytest.mark.parametrize(
-    ("text", "old", "new"),
+    ("text", "after", "expected"),
     [
-        ("a = 1\nb = 2\n", "b = 2", "b = 3"),  # nothing repeated
-        ("a = 1\nb = 2\n", "b = 2", "a = 1"),  # new_text is only the neighbour: nothing of its own
-        ("x = [\n]\n}\nb = 2\n", "b = 2", "}\nb = 3"),  # a bracket line may be meant twice
-        ("a = 1\n\nb = 2\n", "b = 2", "\nb = 3"),  # so may a blank line
-        ("a = 1\nb = 2 + c\n", "c", "a = 1\nc"),  # old_text starts inside its line
-        ("a = 1\nb = 2\nb = 2\n", "b = 2", "a = 1\nb = 3"),  # old_text occurs twice: the edit refuses it
+        ("a\nb\n", 0, ("x\na\nb\n", 1)),
+        ("a\nb\n", 1, ("a\nx\nb\n", 2)),
+        ("a\nb", 2, ("a\nb\nx\n", 3)),  # a last line without its line break gets one
+        ("", 0, ("x\n", 1)),
     ],
 )
-def test_old_text_stays_as_given_without_restated_whole_lines(text: str, old: str, new: str) -> None:
-    assert restated_context(text, old, new) == (old, [])
+def test_insert_lines_after_a_line(text: str, after: int, expected: tuple[str, int]) -> None:
+    assert insert_lines("m.py", text, after, "x") == expected
 
 
-def test_the_note_names_the_lines() -> None:
-    assert restated_note("m.py", [4]).startswith("new_text repeats line 4 of m.py, the line next to old_text, so it")
-    assert restated_note("m.py", [3, 4, 5]).startswith("new_text repeats lines 3-5 of m.py, the lines next")
-    assert restated_note("m.py", [1, 3]).startswith("new_text repeats lines 1, 3 of m.py")
+def test_insert_lines_refuses_a_line_out_of_range_and_empty_text() -> None:
+    with pytest.raises(ToolError, match="insert_line must be between 0 and 2"):
+        insert_lines("m.py", "a\nb\n", 3, "x")
+    with pytest.raises(ToolError, match="new_text is empty"):
+        insert_lines("m.py", "a\n", 1, "")

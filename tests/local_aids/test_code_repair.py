@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from pymanus.tools.builtin.code_repair import (
+from pymanus.local_aids.code_repair import (
     BLOCKS_NOTE,
     ESCAPED_NOTE,
     INDENT_NOTE,

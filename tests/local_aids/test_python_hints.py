@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pymanus.tools.builtin.python_hints import no_tests_note
+from pymanus.local_aids.python_hints import no_tests_note
 
 NO_TESTS = "\n----------------------------------------------------------------------\nRan 0 tests in 0.000s\n\nOK\n"
 

@@ -1,0 +1,51 @@
+"""Which sandbox backends this machine can run, for tests parametrized over them.
+
+Each backend is probed for real once (the same probe ``Sandbox`` runs); a backend that
+cannot run here is skipped with the probe's reason, never silently passed.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import stat
+import tempfile
+from pathlib import Path
+
+import pytest
+
+from pymanus.sandbox import Sandbox
+
+FAKE_BWRAP = """#!/bin/sh
+echo "bwrap: No permissions to creating new namespace" >&2
+exit 1
+"""
+"""A ``bwrap`` that fails like one on a host that forbids it namespaces."""
+
+
+@functools.cache
+def unusable_reason(backend: str) -> str | None:
+    """Why ``backend`` cannot confine code on this machine (``None`` when it can)."""
+    with tempfile.TemporaryDirectory() as workspace:
+        box = Sandbox(workspace, backend=backend)  # type: ignore[arg-type]
+        return None if box.active_backend == backend else box.why
+
+
+def backend_param(backend: str) -> object:
+    """``backend`` as a pytest parameter, skipped with the reason when it cannot run here."""
+    reason = unusable_reason(backend) if backend in ("bwrap", "landlock") else None
+    return pytest.param(backend, marks=pytest.mark.skipif(reason is not None, reason=f"{backend}: {reason}"))
+
+
+CONFINED = [backend_param("bwrap"), backend_param("landlock")]
+"""The confining backends, each skipped where it cannot run."""
+
+
+def install_fake_bwrap(folder: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Put a failing ``bwrap`` first on ``PATH``; return its path."""
+    folder.mkdir(parents=True, exist_ok=True)
+    script = folder / "bwrap"
+    script.write_text(FAKE_BWRAP)
+    script.chmod(script.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
+    monkeypatch.setenv("PATH", f"{folder}{os.pathsep}{os.environ.get('PATH', '')}")
+    return script
