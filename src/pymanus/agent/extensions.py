@@ -24,7 +24,7 @@ from pymanus.tools.tool import ToolContext
 
 T = TypeVar("T")
 
-AnswerCheck = Callable[[str, str, ToolContext], "str | None | Awaitable[str | None]"]
+AnswerCheck = Callable[[str, str, ToolContext], "str | Awaitable[str | None] | None"]
 """``check(task, answer, context)``: what is still wrong with ``answer`` (sent back to the
 model), or ``None`` to accept it."""
 
@@ -39,15 +39,15 @@ class Extension:
     middleware: ToolMiddleware | None = None
     """Applied to every tool call of the agent's runs."""
 
-    def briefing(self, task: str, context: ToolContext) -> str | None | Awaitable[str | None]:
+    def briefing(self, task: str, context: ToolContext) -> str | Awaitable[str | None] | None:
         """A section added to the first message, after the task."""
         return None
 
-    def reminder(self, task: str, context: ToolContext) -> str | None | Awaitable[str | None]:
+    def reminder(self, task: str, context: ToolContext) -> str | Awaitable[str | None] | None:
         """A note sent after the conversation at every step after the first (not kept in it)."""
         return None
 
-    def check_answer(self, task: str, answer: str, context: ToolContext) -> str | None | Awaitable[str | None]:
+    def check_answer(self, task: str, answer: str, context: ToolContext) -> str | Awaitable[str | None] | None:
         """What is still wrong with the final ``answer`` (sent back), or ``None`` to accept it."""
         return None
 
@@ -59,7 +59,7 @@ class AnswerCheckExtension(Extension):
         self.name = getattr(check, "__name__", "answer_check")
         self._check = check
 
-    def check_answer(self, task: str, answer: str, context: ToolContext) -> str | None | Awaitable[str | None]:
+    def check_answer(self, task: str, answer: str, context: ToolContext) -> str | Awaitable[str | None] | None:
         return self._check(task, answer, context)
 
 

@@ -46,7 +46,7 @@ from pymanus.tools.toolset import ToolOutcome, Toolset
 logger = logging.getLogger("pymanus.agent")
 T = TypeVar("T")
 
-NextStepPrompt = Callable[[str, ToolContext], "str | None | Awaitable[str | None]"]
+NextStepPrompt = Callable[[str, ToolContext], "str | Awaitable[str | None] | None"]
 """``prompt(task, context)``: the reminder for the next request (``None``: no reminder)."""
 
 
@@ -153,7 +153,12 @@ class Run:
         )
         await self._release()
         yield RunFinished(
-            run_id=self.run_id, step=self.step, state=self.state, output=self.output, reason=self.reason, usage=self.usage
+            run_id=self.run_id,
+            step=self.step,
+            state=self.state,
+            output=self.output,
+            reason=self.reason,
+            usage=self.usage,
         )
 
     async def _start_conversation(self) -> None:

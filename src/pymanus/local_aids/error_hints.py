@@ -23,6 +23,7 @@ from pymanus.local_aids.python_hints import (
     missing_file_note,
     missing_import_note,
     missing_name_note,
+    no_tests_note,
     removed_api_note,
     unimported_module_note,
 )
@@ -33,15 +34,19 @@ from pymanus.tools.tool import ToolContext, ToolResult
 
 
 class ErrorHints(ToolMiddleware):
-    """Adds :func:`error_hint` to the result of a ``python`` call that raised."""
+    """Adds :func:`error_hint` to the result of a ``python`` call that raised, and a note to one
+    whose test run found no tests (``Ran 0 tests ... OK`` reads like success)."""
 
     name = "error_hints"
 
     async def after_call(self, call: ToolCall, result: ToolResult, context: ToolContext) -> ToolResult:
         status = result.metadata.get("status")
-        if call.name != "python" or not result.is_error or not isinstance(status, dict):
+        if call.name != "python" or not isinstance(status, dict):
             return result
-        return with_note(result, error_hint(status, str(result.metadata.get("stderr", "")), context.workspace))
+        stderr = str(result.metadata.get("stderr", ""))
+        if not result.is_error:
+            return with_note(result, no_tests_note(stderr, context.workspace) or "")
+        return with_note(result, error_hint(status, stderr, context.workspace))
 
 
 def error_hint(status: dict[str, Any], stderr: str, workspace: Path) -> str:

@@ -7,8 +7,6 @@ that is not valid Python but ends with lines that start with ``python``, ``pytho
 the interpreter PyManus runs on, in the same sandbox, with an optional final ``> file``
 that saves what it prints into the workspace. Anything else shell-like (pipes, ``&&``,
 ``;``, other redirections) stays Python, and its SyntaxError says how to run scripts.
-
-The named checks of a task (:mod:`pymanus.agent.task_checks`) are parsed here too.
 """
 
 from __future__ import annotations

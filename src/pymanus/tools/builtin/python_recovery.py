@@ -45,6 +45,9 @@ def recovery_note(outcome: BlockOutcome, sandbox: Sandbox, *, session: bool, lib
             return f"{module} is not a module: it is a function already defined here. Call it without importing."
         if (sandbox.workspace / module).exists() or (sandbox.workspace / f"{module}.py").exists():
             return f"The workspace's {module} has no module {status['module']} yet: write it before importing it."
+        if status.get("raised_in"):  # imported by a workspace file: that file's import is what to fix
+            path, line = status["raised_in"]
+            return f"{path}, line {line}, imports {module}, which is neither installed nor in the workspace."
         available = ", ".join(libraries) or "none"
         return (
             f"The module '{module}' is not installed in the sandbox, and packages cannot be installed here. "

@@ -125,8 +125,8 @@ def write_file(path: str, content: object, append: bool = False) -> None:
 def edit_file(path: str, old_text: str, new_text: str, replace_all: bool = False) -> None:
     """Replace ``old_text`` (once, or everywhere with ``replace_all``) in a file, and say so.
 
-    With ``replace_all`` a file without ``old_text`` is no error: renames loop over every file,
-    and the 1.5B's loop stopped at the first file that did not use the old name.
+    With ``replace_all`` a file without ``old_text`` is no error: a rename loops over every file,
+    and an error at the first file that does not use the old name would stop the loop there.
     """
     text = read_file(path)
     count = text.count(old_text) if old_text else 0
@@ -199,7 +199,7 @@ def run_block(source: str, filename: str, namespace: dict[str, Any]) -> dict[str
 
 def _workspace_frame(exc: BaseException) -> list[Any] | None:
     """``[path, line]`` of the workspace file the error was raised in, when not in the code itself (a module
-    it imports: the 1.5B's ``result = result[:-1]`` at the top level of textutils.py)."""
+    it imports, such as a statement at the top level of a workspace module)."""
     frames = traceback.extract_tb(exc.__traceback__)
     if not frames or frames[-1].filename.startswith("<"):
         return None
@@ -267,7 +267,7 @@ def _missing_name(exc: ImportError | AttributeError) -> dict[str, str]:
     if match is None or not where.startswith(here):
         return {}
     found = {"missing": match.group(1), "module_file": where[len(here) :]}
-    # The workspace file whose import failed: weather/cli.py's "from . import main".
+    # The workspace file whose import failed (a package module's "from . import main").
     files = [frame.filename for frame in traceback.extract_tb(exc.__traceback__) if frame.filename.startswith(here)]
     if isinstance(exc, ImportError) and files:
         found["importer"] = files[-1][len(here) :]
@@ -345,8 +345,8 @@ def column_lengths(exc: ValueError) -> dict[str, int]:
     """``{column: length}`` of the table built on the model's failing line, when its columns differ in length.
 
     ``pd.DataFrame({'file': files, 'lines': lines})`` after ``lines.append(sum(lines))``: pandas
-    says "All arrays must be of the same length" without saying which; the 1.5B sent the same
-    code again. A dict literal's names, or a dict the line names, are looked up in the failing
+    says "All arrays must be of the same length" without saying which, and the same code tends to
+    be sent again. A dict literal's names, or a dict the line names, are looked up in the failing
     frame; nothing is called.
     """
     if "same length" not in str(exc):
@@ -522,9 +522,8 @@ _SHORT.maxstring = _SHORT.maxother = 60
 def failing_line_values(exc: BaseException) -> str:
     """The values of the names the model's failing line reads, when a value was wrong for it.
 
-    The 1.5B summed each customer's totals into floats, then called ``mean(totals)`` on them:
-    told only "'float' object is not iterable", it ran the same code again and gave up. With
-    ``totals = 291.88 (float)`` in front of it, the cause is on the page.
+    Told only "'float' object is not iterable" for ``mean(totals)``, a model tends to run the same
+    code again; with ``totals = 291.88 (float)`` in front of it, the cause is on the page.
     """
     if not isinstance(exc, _VALUE_ERRORS):
         return ""
