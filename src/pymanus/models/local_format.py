@@ -4,21 +4,21 @@ Constrained decoding. Small models call tools reliably only when decoding is con
 when tools are offered every token is checked against a GBNF grammar built from the tools'
 JSON Schemas (llama.cpp's converter). No output can be unparseable or call an unknown tool.
 
-* ``native`` (templates that render ``tools`` and ``<tool_call>``: Qwen 2.5, Hermes): one to
-  four ``<tool_call>\n{"name": "<tool>", "arguments": {...}}\n</tool_call>`` blocks, or one
-  block calling the pseudo-tool ``final_answer`` (``{"answer": "..."}``), offered next to the
+* ``native`` (templates that render ``tools`` and ``<tool_call>``: Qwen 2.5, Hermes): up to
+  ``max_calls`` ``<tool_call>\n{"name": "<tool>", "arguments": {...}}\n</tool_call>`` blocks, or
+  one block calling the pseudo-tool ``final_answer`` (``{"answer": "..."}``), offered next to the
   real tools. When the last message is a tool result, plain text (not starting with ``<``,
   ``{``, ``[`` or a backtick) is allowed too: that is how Qwen answers after reading results.
 * ``json`` (any other template): one object, ``{"tool_calls": [{"name": ..., "arguments":
   ...}]}`` or ``{"final_answer": "..."}``, explained in the system prompt.
 
-Why, measured (``benchmarks/local_model.py PACK --formats``: 12 agent situations x 2 seeds,
-right action = the right tool, or an answer once the result is in; 1.5B / 0.5B packs):
-JSON envelope 19/24, 12/24 (answers made-up results instead of calling tools); native with
-a free-text branch 14/24, 16/24 (the 1.5B narrates "To solve this..." with a fenced JSON
-pseudo-call and stops); native with calls only 16/24, 14/24 (after a tool result it "prints"
-the answer through python_execute); native as above 24/24, 22/24. ``auto`` therefore picks
-native whenever the template supports it.
+Why native, measured with ``benchmarks/local_model.py PACK --formats`` (agent situations where
+the right action is the right tool call, or an answer once the result is in): with the JSON
+envelope, small models answer with made-up results instead of calling tools; native with a
+free-text branch everywhere, they narrate a plan around a fenced JSON pseudo-call and stop;
+native with calls only, after a tool result they "print" the answer through a code tool.
+Native with plain text allowed only after a tool result avoids all three and scored best on
+every pack measured, so ``auto`` picks native whenever the template supports it.
 
 JSON separators are forced to ``", "`` / ``": "`` so a call the template renders back into
 the history is token-identical to what the model wrote and the prompt cache keeps matching.
@@ -138,37 +138,48 @@ def _mark_python_source(node: Any) -> Any:
 
 
 # Strings of Python source (``PYTHON_SOURCE``: the ``python`` tool's code) get their own rule:
-# a JSON string whose content is Python as far as a context-free grammar can tell, so the
-# slips that cost a small model whole attempts cannot be sampled:
-# * brackets close in order and by kind (``print(dict(totals)}`` was a SyntaxError);
-# * a quoted string is closed (``f.write('def main():`` and a line break, never closed, was
-#   one); a line break inside it is JSON's ``\n`` meant as Python's, which code_repair writes
-#   back as an escape; backslash escapes inside strings are kept whole;
-# * no backslash outside strings: a line continuation is never needed (brackets continue a
-#   line), and the 1.5B wrote ``for name in names:\`` and a line break, meaning a plain line break;
-# * no ``;`` outside strings and comments: small models chain statements with it, compound
-#   ones included (``import csv; with open(f) as h: ...``); without it their next-best token
-#   is a line break. (Allowing ``;`` and splitting the chains in the tool was tried: four
-#   generations in one suite run ran past max_tokens, against one before.)
+# a JSON string whose content is Python as far as a context-free grammar can tell. It rules out
+# only what Python itself rejects, so those slips cannot be sampled and valid code always can:
+# * brackets close in order and by kind (``print(dict(totals)}`` cannot be written);
+# * a quoted string is closed; backslash escapes inside it are kept whole, a backslash before a
+#   line break included (a continuation inside the string, as in ``"""\``);
+# * outside strings and comments a backslash only ends a line (an explicit line continuation):
+#   Python accepts no other character after it there.
 # So the code cannot end inside a string or a bracket either: a model that forgot to escape a
-# ``"`` in ``print(f'{"mean": ...}')`` cannot end the JSON string there. The rules read the
-# JSON text: a line break in the code is ``\n`` there, a ``"`` is ``\"``, a backslash ``\\``.
+# ``"`` in ``print(f'{"mean": ...}')`` cannot end the JSON string there.
+# No character Python accepts is banned: ``;`` separates statements as in any Python. Small
+# models also chain compound statements with it (``import csv; with open(f) as h: ...``), a
+# SyntaxError; splitting such lines is a repair of the code (the python tool's code_repair),
+# not a rule of the grammar.
+# The rules read the JSON text: a line break in the code is ``\n`` there, a ``"`` is ``\"``, a
+# backslash ``\\``. A ``\u`` escape spells a character with no plainer spelling there: a
+# non-ASCII one, or in strings and comments a control character other than a line break
+# (``'\u001b[1m'``). ASCII written as ``\u0022``, ``\u0028``... would carry a quote or a bracket
+# past the rules above, and has a plain spelling. JSON's ``\b`` and ``\f`` are left out: in code
+# they are a Python escape typed with one backslash too few (``r'\bword'``); the characters
+# themselves are ``\u0008`` and ``\u000c``.
 _CODE_RULE = "pm-code"
 _CODE_PLACEHOLDER = {"const": "pm-code"}
 _Q = "'"  # a single quote, spliced in to keep the rules below readable
 _CODE_GRAMMAR = (
     r'pm-code ::= "\"" pm-item* pm-comment? "\""',
-    r"pm-item ::= pm-plain | pm-nl | pm-sq | pm-dq | pm-tsq | pm-tdq | pm-comment pm-nl"
+    r"pm-item ::= pm-plain | pm-nl | pm-cont | pm-sq | pm-dq | pm-tsq | pm-tdq | pm-comment pm-nl"
     r' | "(" pm-item* ")" | "[" pm-item* "]" | "{" pm-item* "}"',
-    rf'pm-plain ::= [^"\\;#()\[\]{{}}{_Q}\x00-\x1F] | "\\t" | "\\/" | pm-uni',
-    r'pm-nl ::= "\\n" | "\\r\\n"',
-    r'pm-uni ::= "\\u" [0-9a-fA-F] [0-9a-fA-F] [0-9a-fA-F] [0-9a-fA-F]',
+    rf'pm-plain ::= [^"\\#()\[\]{{}}{_Q}\x00-\x1F] | "\\t" | "\\/" | pm-uni',
+    # a CR LF is two of them, as Python reads it: one line break
+    r'pm-nl ::= "\\n" | "\\r"',
+    r'pm-cont ::= "\\\\" pm-nl',
+    r"pm-hex ::= [0-9a-fA-F]",
+    # a non-ASCII character (U+0080 and above)
+    r'pm-uni ::= "\\u" ([1-9a-fA-F] pm-hex pm-hex pm-hex | "0" [1-9a-fA-F] pm-hex pm-hex | "00" [89a-fA-F] pm-hex)',
+    # a control character other than NUL and the line breaks (U+000A, U+000D)
+    r'pm-ctl ::= "\\u00" ("0" [1-9bcefBCEF] | "1" pm-hex | "7" [fF])',
     # a character of a string other than a quote, a backslash or a line break
-    rf'pm-sch ::= [^"\\{_Q}\x00-\x1F] | "\\t" | "\\/" | pm-uni',
+    rf'pm-sch ::= [^"\\{_Q}\x00-\x1F] | "\\t" | "\\/" | pm-uni | pm-ctl',
     # an escape inside a string: the backslash and the character it escapes
-    rf'pm-sesc ::= "\\\\" (pm-sch | "{_Q}" | "\\\"" | "\\\\")',
+    rf'pm-sesc ::= "\\\\" (pm-sch | "{_Q}" | "\\\"" | "\\\\" | pm-nl)',
     # A line break inside a one-line string is allowed: it is JSON's \n meant as Python's, which
-    # code_repair writes back as an escape. Forbidden, it made the 1.5B drop the \n it meant
+    # code_repair writes back as an escape. Forbidden, small models drop the \n they meant
     # ("''.join(lines)" for "'\\n'.join(lines)").
     rf'pm-sq ::= "{_Q}" (pm-sch | "\\\"" | pm-sesc | pm-nl)* "{_Q}"',
     rf'pm-dq ::= "\\\"" (pm-sch | "{_Q}" | pm-sesc | pm-nl)* "\\\""',
@@ -334,8 +345,9 @@ def closed_inside_call(text: str) -> bool:
     """Whether ``text`` (native style) has a call's closing tag where the grammar still held the call
     open: the model meant to end it, and all it can write until max_tokens is filler.
 
-    The 1.5B left a ``print(`` open in its code; the grammar, which keeps a code string's
-    brackets matched, let it write ``\\"\\"\\"}}</tool_call>`` into the string and 900 tokens more.
+    A model that leaves a bracket open in its code (a ``print(`` never closed) and then writes
+    the call's end (``\\"}}</tool_call>``) writes it into the code string, which the grammar keeps
+    open until its brackets match: what follows is filler up to max_tokens.
     """
     closing = _CALL_CLOSE.strip()
     return closing in text and text.find(closing, _complete_blocks(text)[1]) >= 0
