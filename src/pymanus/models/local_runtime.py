@@ -49,15 +49,15 @@ class Sampling:
     top_k: int = 40
     min_p: float = 0.05
     repeat_penalty: float = 1.0
-    """Off: code and JSON repeat brackets and quotes, and a penalty made the 1.5B drop them."""
+    """Off: code and JSON repeat brackets and quotes, and a repetition penalty makes small models drop them."""
     repeat_last_n: int = 64
     max_tokens: int = 1024
     draft_tokens: int = 0
     """Most tokens guessed ahead from earlier text and checked in one batch (see
     :mod:`pymanus.models.lookup`); 0, the default, is off. On 2 CPU cores a batch costs nearly
-    what its tokens cost one by one, and drafting 16 made the 1.5B slower: 7.6 against 9.1
-    tokens/s over 12 replayed agent steps, 13.1 against 16.2 on prose. It pays where a batch
-    is cheap (a GPU build, many cores): measure with ``benchmarks/local_model.py``."""
+    what its tokens cost one by one, so drafting 16 made generation slower on the default
+    pack: 7.6 against 9.1 tokens/s on replayed agent steps, 13.1 against 16.2 on prose. It pays
+    where a batch is cheap (a GPU build, many cores): measure with ``benchmarks/local_model.py``."""
 
 
 MAX_BLANK_TOKENS = 64
@@ -74,13 +74,13 @@ COUNTING_LOOP_CHARS = 120
 """Output whose last this many characters (and at least eight periods) repeat one piece once
 its numbers are masked, with a word in the piece and every number either the same in each
 copy or one more than in the last, also ends: the model is counting (``\\u20CE|\\u20CF|…``,
-``read_file(path, start_line=56)``, ``…57)``: two-minute runs of the 1.5B). Typed data
+``read_file(path, start_line=56)``, ``…57)``) and would go on for minutes. Typed data
 (``1, 4, 9``; a date and a value per row) changes in other ways and goes on. Fewer characters
 than :data:`LOOP_CHARS`: a counting piece is short (``\\u20CE|``), and the rule is stricter."""
 ECHO_CHARS = 300
 """Output whose last this many letters and digits (escapes, punctuation and spaces aside) are a
 piece of the instructions (the system prompt and the tool list) ends: the model is copying them
-(the 1.5B wrote the chat template's tool section into a ``python`` call, 900 tokens, three times).
+(small models copy the chat template's tool section into a code argument, hundreds of tokens).
 Tasks never need that much of the instructions back (file contents come in later messages); a
 worked example's code in a system prompt may be imitated, so the piece is longer than the
 preset's (217)."""

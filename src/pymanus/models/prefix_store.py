@@ -7,7 +7,7 @@ across processes. After a prompt's shared head (the part that a system-only rend
 common with it) is evaluated, the sequence's KV state is saved with llama.cpp's
 ``llama_state_seq_save_file``; a later process with the same model file, context size,
 llama-cpp-python version and head tokens loads it (a few hundredths of a second) instead.
-Files hold tens of MB (about 28 KB per token on the 1.5B); the store keeps the
+Files hold tens of MB (about 28 KB per token on the default pack); the store keeps the
 :data:`KEPT_FILES` most recently used. Any failure only costs the evaluation it would have
 saved: it is logged, never raised.
 """
