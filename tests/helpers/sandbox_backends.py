@@ -6,6 +6,7 @@ cannot run here is skipped with the probe's reason, never silently passed.
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import os
 import stat
@@ -49,3 +50,26 @@ def install_fake_bwrap(folder: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     script.chmod(script.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
     monkeypatch.setenv("PATH", f"{folder}{os.pathsep}{os.environ.get('PATH', '')}")
     return script
+
+
+def processes_with(marker: str) -> list[int]:
+    """Host pids whose command line contains ``marker``."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                cmdline = Path(f"/proc/{entry}/cmdline").read_bytes()
+            except OSError:
+                continue
+            if marker.encode() in cmdline and int(entry) != os.getpid():
+                found.append(int(entry))
+    return found
+
+
+async def no_processes_with(marker: str) -> bool:
+    """Whether every process with ``marker`` in its command line is gone (within two seconds)."""
+    for _ in range(100):
+        if not processes_with(marker):
+            return True
+        await asyncio.sleep(0.02)
+    return False

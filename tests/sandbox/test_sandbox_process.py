@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers.sandbox_backends import CONFINED
+from helpers.sandbox_backends import CONFINED, no_processes_with, processes_with
 from pymanus.errors import SandboxError
 from pymanus.sandbox import Limits, Sandbox
 from pymanus.sandbox.limits import PidsCgroup, find_pids_parent
@@ -21,28 +21,6 @@ from pymanus.sandbox.streams import OutputBuffer
 HAVE_BWRAP = shutil.which("bwrap") is not None
 BACKENDS = ["none", *CONFINED]
 PY = sys.executable
-
-
-def processes_with(marker: str) -> list[int]:
-    """Host pids whose command line contains ``marker``."""
-    found = []
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                cmdline = Path(f"/proc/{entry}/cmdline").read_bytes()
-            except OSError:
-                continue
-            if marker.encode() in cmdline and int(entry) != os.getpid():
-                found.append(int(entry))
-    return found
-
-
-async def no_processes_with(marker: str) -> bool:
-    for _ in range(100):
-        if not processes_with(marker):
-            return True
-        await asyncio.sleep(0.02)
-    return False
 
 
 @pytest.fixture(params=BACKENDS)
