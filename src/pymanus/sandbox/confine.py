@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import resource
 import socket
 import subprocess
 import sys
@@ -95,6 +96,7 @@ class Confiner:
     ) -> None:
         self.network = network
         self.nproc = nproc
+        privileges.libc()  # resolved here, in the parent
         self._filter = seccomp.NoNetworkFilter() if network == "seccomp" else None
         self._ruleset = landlock.Ruleset(abi, deny_tcp=network != "open")
         try:
@@ -112,8 +114,6 @@ class Confiner:
         if self.network == "netns":
             netns.unshare_network()
             if self.nproc is not None:
-                import resource
-
                 resource.setrlimit(resource.RLIMIT_NPROC, (self.nproc, self.nproc))
         if self._filter is not None:
             self._filter.install()

@@ -33,9 +33,15 @@ class PrivilegeError(OSError):
 
 @functools.cache
 def libc() -> Any:
-    """The C library, loaded once per process (before any fork, so a child never loads it)."""
+    """The C library, loaded once per process, with every function a child calls already resolved.
+
+    A child between ``fork`` and ``exec`` must not take locks another thread of the parent
+    may have held at the fork (the dynamic loader's, the import lock): it only calls these.
+    """
     library = ctypes.CDLL(None, use_errno=True)
     library.syscall.restype = ctypes.c_long
+    for name in ("prctl", "unshare"):
+        getattr(library, name)  # ctypes caches the resolved symbol on the library object
     return library
 
 
