@@ -22,6 +22,8 @@ if TYPE_CHECKING:
     from pymanus.agent.agent import Agent
     from pymanus.agent.events import (
         Event,
+        FileChange,
+        FilesChanged,
         ModelRequest,
         ModelResponded,
         PlanUpdated,
@@ -44,6 +46,8 @@ if TYPE_CHECKING:
 _MODULES = {
     "Agent": "pymanus.agent.agent",
     "Event": "pymanus.agent.events",
+    "FileChange": "pymanus.agent.events",
+    "FilesChanged": "pymanus.agent.events",
     "ModelRequest": "pymanus.agent.events",
     "ModelResponded": "pymanus.agent.events",
     "PlanUpdated": "pymanus.agent.events",
@@ -75,6 +79,8 @@ _MODULES = {
 __all__ = [
     "Agent",
     "Event",
+    "FileChange",
+    "FilesChanged",
     "ImagePart",
     "Message",
     "Model",

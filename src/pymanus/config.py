@@ -63,6 +63,15 @@ class SandboxConfig(_Section):
     read_only_roots: list[str] = Field(default_factory=list)
 
 
+class WorkspaceConfig(_Section):
+    """``[workspace]``: what the agent may change, and how much history of its changes is kept."""
+
+    read_only: list[str] = Field(default_factory=list)
+    """Globs of paths the agent may read but never change (``"*.md"``: at any depth; ``"data/**"``)."""
+    keep_runs: int = Field(default=20, ge=1)
+    """Journals of this many recent runs are kept (``pymanus undo`` needs them)."""
+
+
 class WebConfig(_Section):
     """``[web]``: what the web tools may reach."""
 
@@ -89,6 +98,7 @@ class Settings(_Section):
     model: ModelConfig = Field(default_factory=ModelConfig)
     agent: AgentConfig = Field(default_factory=AgentConfig)
     sandbox: SandboxConfig = Field(default_factory=SandboxConfig)
+    workspace: WorkspaceConfig = Field(default_factory=WorkspaceConfig)
     web: WebConfig = Field(default_factory=WebConfig)
     local_aids: LocalAidsConfig = Field(default_factory=LocalAidsConfig)
     source: str | None = Field(default=None, exclude=True)

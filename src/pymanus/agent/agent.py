@@ -8,7 +8,7 @@ import contextlib
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pymanus.agent.events import Event, RunFinished
 from pymanus.agent.extensions import AnswerCheck, AnswerCheckExtension, Extension
@@ -20,6 +20,9 @@ from pymanus.tools.builtin.terminate import terminate
 from pymanus.tools.middleware import ToolMiddleware
 from pymanus.tools.tool import Tool, ToolContext
 from pymanus.tools.toolset import Toolset
+
+if TYPE_CHECKING:
+    from pymanus.sandbox.history import UndoReport
 
 DEFAULT_SYSTEM_PROMPT = (
     "You are PyManus, an autonomous agent that completes the user's task by calling tools. "
@@ -173,6 +176,19 @@ class Agent:
             await closer()
         if self._model is not None:
             await self._model.aclose()
+
+    def undo(self, run_id: str, *, step: int | None = None, force: bool = False) -> UndoReport:
+        """Put back the files run ``run_id`` changed in this agent's workspace (from ``step`` on).
+
+        Needs the run to have been journaled (the Manus preset does it; else add
+        :class:`~pymanus.tools.journaling.FileJournal` to ``middleware``). Files changed
+        since the run are left alone and listed in the report, unless ``force``.
+        Raises :class:`~pymanus.sandbox.journal.JournalError` for an unknown run or a
+        saved copy that is missing or corrupted (then nothing is changed).
+        """
+        from pymanus.sandbox.history import undo_run
+
+        return undo_run(self.workspace, run_id, from_step=step, force=force)
 
     def run_sync(self, task: str) -> RunResult:
         """Blocking :meth:`run`, for scripts; inside a running loop (a notebook) it runs in a thread."""

@@ -100,6 +100,23 @@ class PlanUpdated(_Event):
     plan: dict[str, Any]
 
 
+class FileChange(BaseModel):
+    """One file a run created, modified or deleted (a rename is a deletion and a creation)."""
+
+    path: str
+    """Relative to the workspace."""
+    change: Literal["created", "modified", "deleted"]
+    size_before: int | None = None
+    size_after: int | None = None
+
+
+class FilesChanged(_Event):
+    """Tool calls of this step changed files in the workspace."""
+
+    type: Literal["files_changed"] = "files_changed"
+    changes: list[FileChange]
+
+
 class RunRestarted(_Event):
     """An attempt failed, the workspace is put back as the run found it, and ``attempt`` begins."""
 
@@ -130,6 +147,7 @@ AnyEvent = (
     | ToolCallFinished
     | StepFinished
     | PlanUpdated
+    | FilesChanged
     | RunRestarted
     | RunFinished
 )

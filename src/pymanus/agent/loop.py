@@ -21,6 +21,8 @@ from typing import Any, TypeVar
 
 from pymanus.agent.events import (
     AnyEvent,
+    FileChange,
+    FilesChanged,
     ModelRequest,
     ModelResponded,
     PlanUpdated,
@@ -36,7 +38,7 @@ from pymanus.agent.extensions import Extension, settled
 from pymanus.agent.guards import FailureGuard, RepeatGuard
 from pymanus.agent.limits import RunLimits
 from pymanus.agent.notes import NO_TOOL_CALL_NUDGE, NOT_FINISHED, REPEAT_HINT, UNREADABLE_NOTE, WRAP_UP_PROMPT
-from pymanus.agent.result import RunResult
+from pymanus.agent.result import RunResult, net_file_changes
 from pymanus.errors import ModelError, ModelOutputError
 from pymanus.messages import Message, Usage
 from pymanus.models.base import Model, ModelResponse, ModelSettings, TextChunk, ToolDefinition
@@ -92,6 +94,7 @@ class Run:
     _deadline: float | None = None
     _rejections: int = 0
     _notices: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
+    _changes: list[FileChange] = field(default_factory=list)
 
     @property
     def run_id(self) -> str:
@@ -109,6 +112,7 @@ class Run:
             usage=self.usage,
             messages=list(self.messages),
             workspace=str(self.spec.context.workspace),
+            changes=net_file_changes(self._changes),
         )
 
     async def events(self) -> AsyncGenerator[AnyEvent, None]:
@@ -285,6 +289,8 @@ class Run:
             for call in message.tool_calls:
                 yield ToolCallStarted(run_id=self.run_id, step=self.step, call=call)
             outcomes = await self._bounded(spec.toolset.run_calls(message.tool_calls, spec.context))
+            for event in self._drain_notices():
+                yield event
             for outcome in outcomes:  # every call gets its answer, as the protocol requires
                 self.messages.append(Message.tool(outcome.call.id, outcome.call.name, outcome.result.content))
                 yield self._finished_event(outcome, outcome.result.text)
@@ -416,14 +422,19 @@ class Run:
     def _log_extra(self) -> dict[str, Any]:
         return {"run_id": self.run_id, "step": self.step}
 
-    def _drain_notices(self) -> list[PlanUpdated]:
-        """Turn what tools reported during the last calls into events."""
-        events = [
-            PlanUpdated(run_id=self.run_id, step=self.step, plan=payload)
-            for kind, payload in self._notices
-            if kind == "plan"
-        ]
+    def _drain_notices(self) -> list[PlanUpdated | FilesChanged]:
+        """Turn what tools reported during the last calls into events (and files changed into the result)."""
+        events: list[PlanUpdated | FilesChanged] = []
+        changed: list[FileChange] = []
+        for kind, payload in self._notices:
+            if kind == "plan":
+                events.append(PlanUpdated(run_id=self.run_id, step=self.step, plan=payload))
+            elif kind == "files":
+                changed += [FileChange.model_validate(change) for change in payload.get("changes", [])]
         self._notices.clear()
+        if changed:
+            self._changes += changed
+            events.append(FilesChanged(run_id=self.run_id, step=self.step, changes=changed))
         return events
 
     def _finished_event(self, outcome: ToolOutcome, text: str) -> ToolCallFinished:

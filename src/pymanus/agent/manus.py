@@ -3,7 +3,9 @@
 It offers the file tools, a sandboxed ``python``, ``web_fetch``, ``web_search``,
 ``planning``, ``ask_human`` and ``terminate`` (plus ``shell`` when the config enables
 it), with a system prompt that says what each tool is for, and a first message that lists
-the workspace's files. What a caller adds (extensions, a narrower toolset, sampling
+the workspace's files. Every change to the workspace is journaled (and can be undone:
+:mod:`pymanus.tools.journaling`), and ``[workspace] read_only`` paths cannot be changed.
+What a caller adds (extensions, a narrower toolset, sampling
 settings) comes in as arguments: the preset itself holds no model-specific behaviour.
 """
 
@@ -26,6 +28,7 @@ from pymanus.tools.builtin.search import SearchConfig, build_search_backends, we
 from pymanus.tools.builtin.shell import shell_tool
 from pymanus.tools.builtin.web import WebPolicy, web_fetch_tool
 from pymanus.tools.builtin.workspace_scan import list_workspace
+from pymanus.tools.journaling import FileJournal
 from pymanus.tools.tool import Tool, ToolContext
 
 SYSTEM_PROMPT = """\
@@ -80,10 +83,26 @@ class WorkspaceListing(Extension):
         return list_workspace(Path(context.workspace))
 
 
+class WorkspaceJournal(Extension):
+    """Brings :class:`~pymanus.tools.journaling.FileJournal`; last, so it sees each call as it really runs."""
+
+    name = "journal"
+
+    def __init__(self, workspace: Path, settings: Settings) -> None:
+        self.middleware = FileJournal(
+            workspace, read_only=settings.workspace.read_only, keep_runs=settings.workspace.keep_runs
+        )
+
+
 def sandbox_for(settings: Settings) -> Sandbox:
     """The sandbox ``settings`` ask for, around their workspace."""
     workspace = Path(settings.agent.workspace).expanduser().resolve()
-    return Sandbox(workspace, backend=settings.sandbox.backend, read_only_binds=settings.sandbox.read_only_roots)
+    return Sandbox(
+        workspace,
+        backend=settings.sandbox.backend,
+        read_only_binds=settings.sandbox.read_only_roots,
+        read_only_globs=settings.workspace.read_only,
+    )
 
 
 def preset_model(settings: Settings) -> Model:
@@ -151,7 +170,7 @@ def build_manus_agent(
         timeout=settings.agent.timeout,
         workspace=workspace,
         stream=True,
-        extensions=[WorkspaceListing(), *extensions],
+        extensions=[WorkspaceListing(), *extensions, WorkspaceJournal(workspace, settings)],
         settings=model_settings,
     )
     agent.system_prompt = SYSTEM_PROMPT.format(tools=describe_tools(list(agent.toolset)))

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+from typing import Literal
+
 from pydantic import BaseModel, Field
 
-from pymanus.agent.events import RunState
+from pymanus.agent.events import FileChange, RunState
 from pymanus.messages import Message, Usage
 
 
@@ -21,6 +24,8 @@ class RunResult(BaseModel):
     usage: Usage
     messages: list[Message] = Field(default_factory=list)
     workspace: str | None = None
+    changes: list[FileChange] = Field(default_factory=list)
+    """The files the run created, modified and deleted, each once, as the run left them."""
 
     def summary(self) -> dict[str, object]:
         """The JSON object ``pymanus run --json`` prints."""
@@ -31,4 +36,33 @@ class RunResult(BaseModel):
             "steps": self.steps,
             "usage": self.usage.model_dump(),
             "workspace": self.workspace,
+            "changes": [change.model_dump() for change in self.changes],
         }
+
+
+def net_file_changes(changes: Iterable[FileChange]) -> list[FileChange]:
+    """One change per path, from before its first change to after its last, in path order.
+
+    A file created and then deleted is left out; one deleted and created again was modified.
+    """
+    first: dict[str, FileChange] = {}
+    last: dict[str, FileChange] = {}
+    for change in changes:
+        first.setdefault(change.path, change)
+        last[change.path] = change
+    net = []
+    for path in sorted(first):
+        existed, exists = first[path].change != "created", last[path].change != "deleted"
+        if existed or exists:
+            kind: Literal["created", "modified", "deleted"] = (
+                "modified" if existed and exists else "deleted" if existed else "created"
+            )
+            net.append(
+                FileChange(
+                    path=path,
+                    change=kind,
+                    size_before=first[path].size_before if existed else None,
+                    size_after=last[path].size_after if exists else None,
+                )
+            )
+    return net

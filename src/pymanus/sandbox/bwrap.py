@@ -12,7 +12,10 @@ empty root and binds, read-only, only what programs need to run:
   under ``/root/.pyenv`` or a virtualenv: exactly those directories, not their parents);
 * the caller's extra read-only binds.
 
-The workspace is the one writable host directory. ``/tmp`` is a private, size-capped
+The workspace is the one writable host directory, except its journal folder
+``.pymanus/`` (hidden under an empty read-only tmpfs) and its read-only paths
+(``[workspace] read_only``: each existing match bound read-only, as it was when the
+command started). ``/tmp`` is a private, size-capped
 tmpfs; ``/proc`` and ``/dev`` are fresh and minimal; the root itself is read-only.
 Namespaces: user (mapping the sandbox's user to the caller's, so workspace files keep
 their owner; nested user namespaces are disabled), PID (a process tree the kernel
@@ -28,6 +31,8 @@ import site
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+
+from pymanus.sandbox.journal import STATE_DIR
 
 ETC_ALLOWLIST = (
     "alternatives",
@@ -109,6 +114,7 @@ def bwrap_args(
     read_only: Sequence[Path],
     network: bool,
     tmp_bytes: int,
+    protected: Sequence[Path] = (),
 ) -> list[str]:
     """The bwrap command line up to (not including) the sandboxed command."""
     args = [
@@ -144,6 +150,11 @@ def bwrap_args(
         if path.exists():
             args += ["--ro-bind", str(path), str(path)]
     args += ["--bind", str(workspace), str(workspace)]
+    # The journal's folder: an empty read-only tmpfs over it, so code can neither read nor change it.
+    state = str(workspace / STATE_DIR)
+    args += ["--size", str(64 * 1024), "--tmpfs", state, "--remount-ro", state]
+    for path in protected:
+        args += ["--ro-bind", str(path), str(path)]
     args += ["--remount-ro", "/", "--chdir", str(cwd), "--"]
     return args
 

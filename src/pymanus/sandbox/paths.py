@@ -4,7 +4,8 @@ A :class:`PathJail` binds tools to one workspace directory. Relative paths are
 resolved against it; ``..`` escapes, absolute paths elsewhere, symbolic links that
 lead out (the final name or any parent directory), device files, FIFOs, sockets and
 names with NUL bytes are refused with a :class:`~pymanus.errors.PathEscapeError`
-whose message tells the model what to do instead.
+whose message tells the model what to do instead. So is the journal's folder
+``.pymanus/`` (:mod:`pymanus.sandbox.journal`), for reads and writes alike.
 
 Reads may also reach the configured read-only roots; writes only the workspace.
 
@@ -24,6 +25,7 @@ from pathlib import Path
 from typing import BinaryIO
 
 from pymanus.errors import PathEscapeError
+from pymanus.sandbox.journal import STATE_DIR
 
 _HINT = "Use paths relative to the workspace (for example 'data/report.csv')."
 
@@ -62,6 +64,11 @@ class PathJail:
             )
         candidate = Path(path) if os.path.isabs(path) else self.root / path
         real = Path(os.path.realpath(candidate))
+        if _within(real, self.root / STATE_DIR):
+            raise PathEscapeError(
+                f"{path!r} is in {STATE_DIR}/, where PyManus keeps the journal of changes to the workspace; "
+                "tools cannot read or change it. Use another folder."
+            )
         if not self._allowed(real, write=write):
             raise PathEscapeError(self._escape_message(path, candidate, real, write=write))
         self._check_kind(path, real)
@@ -129,7 +136,7 @@ class PathJail:
     # -- helpers -----------------------------------------------------------------------
     def _allowed(self, real: Path, *, write: bool) -> bool:
         if _within(real, self.root):
-            return True
+            return not _within(real, self.root / STATE_DIR)
         return not write and any(_within(real, root) for root in self.read_only_roots)
 
     def _escape_message(self, path: str, candidate: Path, real: Path, *, write: bool) -> str:

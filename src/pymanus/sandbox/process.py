@@ -40,7 +40,9 @@ from typing import Literal
 from pymanus.errors import SandboxError
 from pymanus.sandbox import bwrap as policy
 from pymanus.sandbox import confine
+from pymanus.sandbox.journal import STATE_DIR
 from pymanus.sandbox.limits import Limits, PidsCgroup, apply_rlimits, find_pids_parent, user_task_count
+from pymanus.sandbox.protected import ProtectedPaths
 from pymanus.sandbox.streams import feed, read_capped, wait_exit
 
 logger = logging.getLogger("pymanus.sandbox")
@@ -168,6 +170,14 @@ class Sandbox:
         output_limit: characters kept per output stream; the rest is counted, not kept.
         network: whether commands may use the network (default off).
         read_only_binds: extra host paths commands may read.
+        read_only_globs: workspace paths commands may read but not change (see
+            :class:`~pymanus.sandbox.protected.ProtectedPaths`): bubblewrap mounts them
+            read-only; Landlock cannot take rights back from part of the workspace, so
+            under it (and ``none``) the journal puts back what code changed there.
+
+    The journal folder ``.pymanus/`` is hidden from commands under bubblewrap. Landlock
+    cannot exclude it from the workspace's rights: there, the saved copies are checked
+    against their hashes before any undo uses them, so tampering is found, not trusted.
     """
 
     def __init__(
@@ -180,6 +190,7 @@ class Sandbox:
         output_limit: int = 20_000,
         network: bool = False,
         read_only_binds: Sequence[Path | str] = (),
+        read_only_globs: Sequence[str] = (),
     ) -> None:
         if backend not in BACKENDS:
             raise SandboxError(f"unknown sandbox backend {backend!r}; use 'auto', 'bwrap', 'landlock' or 'none'")
@@ -194,6 +205,7 @@ class Sandbox:
         self.output_limit = output_limit
         self.network = network
         self.read_only_binds = tuple(Path(os.path.realpath(Path(p).expanduser())) for p in read_only_binds)
+        self.protected = ProtectedPaths(read_only_globs)
         self._resolved: ActiveBackend | None = None
         self._why = ""
         self.landlock: confine.ProbeResult | None = None
@@ -510,7 +522,9 @@ class Sandbox:
 
     def _bwrap_prefix(self, exe: str, cwd: Path) -> list[str]:
         read_only = [*self._python_dirs, *self.read_only_binds]
+        (self.workspace / STATE_DIR).mkdir(exist_ok=True)  # the mount point of the tmpfs that hides it
         return policy.bwrap_args(
+            protected=self.protected.existing(self.workspace),
             bwrap=exe,
             workspace=self.workspace,
             cwd=cwd,

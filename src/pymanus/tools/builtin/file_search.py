@@ -16,6 +16,8 @@ from pathlib import Path
 
 from pymanus.errors import PathEscapeError, ToolError
 from pymanus.sandbox import PathJail
+from pymanus.sandbox.journal import STATE_DIR
+from pymanus.sandbox.protected import glob_regex
 
 MAX_LIST_ENTRIES = 300
 MAX_FOUND = 200
@@ -111,6 +113,8 @@ def _tree(jail: PathJail, folder: Path, depth: int, level: int, lines: list[str]
     for entry in entries:
         if remaining[0] <= 0:
             return
+        if folder == jail.root and entry.name == STATE_DIR:  # the journal: never shown, never changed by tools
+            continue
         remaining[0] -= 1
         if entry.is_symlink():
             target = Path(os.path.realpath(entry.path))
@@ -152,7 +156,8 @@ def find_matching(jail: PathJail, pattern: str, path: str) -> str:
 def walk_files(jail: PathJail, base: Path) -> Iterator[Path]:
     """Regular files under ``base``, never following a symlink out of the workspace."""
     for root, dirs, files in os.walk(base):
-        dirs[:] = sorted(d for d in dirs if d not in NOT_EXPANDED)
+        hidden = NOT_EXPANDED | {STATE_DIR} if Path(root) == jail.root else NOT_EXPANDED
+        dirs[:] = sorted(d for d in dirs if d not in hidden)
         for name in sorted(files):
             file = Path(root) / name
             real = Path(os.path.realpath(file))
@@ -168,36 +173,10 @@ def glob_matcher(pattern: str) -> Callable[[str], bool]:
     if pattern.startswith("/") or ".." in pattern.split("/"):
         raise ToolError(f"The pattern {pattern!r} must be relative to the folder searched, without '..'.")
     pattern = pattern.removeprefix("./")
-    regex = re.compile(_glob_regex(pattern) + r"\Z")
+    regex = re.compile(glob_regex(pattern) + r"\Z")
     if "/" in pattern:
         return lambda rel: regex.match(rel) is not None
     return lambda rel: regex.match(rel.rsplit("/", 1)[-1]) is not None
-
-
-def _glob_regex(pattern: str) -> str:
-    out: list[str] = []
-    i = 0
-    while i < len(pattern):
-        if pattern.startswith("**/", i):
-            out.append("(?:.*/)?")
-            i += 3
-        elif pattern.startswith("**", i):
-            out.append(".*")
-            i += 2
-        elif pattern[i] == "*":
-            out.append("[^/]*")
-            i += 1
-        elif pattern[i] == "?":
-            out.append("[^/]")
-            i += 1
-        elif pattern[i] == "[" and (close := pattern.find("]", i + 2)) > 0:
-            body = pattern[i + 1 : close].replace("\\", "\\\\")
-            out.append("[" + ("^" + body[1:] if body.startswith("!") else body) + "]")
-            i = close + 1
-        else:
-            out.append(re.escape(pattern[i]))
-            i += 1
-    return "".join(out)
 
 
 # -- grep --------------------------------------------------------------------------------

@@ -5,8 +5,9 @@ and after a tool call gives :func:`describe_changes` ("Files written: top5.csv (
 lines)"); a scan at the start of a run gives :func:`list_workspace`, the files'
 names and sizes, which saves the first exploratory step.
 
-Scans never follow symlinks, skip tool folders (``.git``, ``node_modules``, ...) and
-give up past ``limit`` entries (``None``): a huge workspace is not walked every step.
+Scans never follow symlinks, skip tool folders (``.git``, ``node_modules``, ...) and the
+journal's ``.pymanus``, and give up past ``limit`` entries (``None``): a huge workspace
+is not walked every step.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import os
 import re
 from pathlib import Path
 
+from pymanus.sandbox.journal import STATE_DIR
 from pymanus.tools.builtin.file_formats import format_warning
 from pymanus.tools.builtin.file_search import NOT_EXPANDED, human_size
 
@@ -55,7 +57,7 @@ def scan(root: Path, limit: int = SCAN_LIMIT) -> Snapshot | None:
                 return None
             try:
                 if entry.is_dir(follow_symlinks=False):
-                    if entry.name not in NOT_EXPANDED:
+                    if entry.name not in NOT_EXPANDED and not (folder == root and entry.name == STATE_DIR):
                         pending.append(Path(entry.path))
                 elif entry.is_file(follow_symlinks=False):
                     info = entry.stat(follow_symlinks=False)

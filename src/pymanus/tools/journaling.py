@@ -1,0 +1,289 @@
+"""``FileJournal``: the tool middleware that records every change a run makes to the workspace.
+
+Before a file tool (``write_file``, ``edit_file``) changes a file, the file's bytes go to
+the content-addressed store; after it, the change goes to the run's journal. Code tools
+(``python``, ``shell``) may change any file, so before one runs every file's bytes are in
+the store (each distinct content once; see :mod:`pymanus.sandbox.journal`), and after it
+the workspace is compared with how it was (size and mtime first, hashing only what may
+have changed). A rename is a deletion plus a creation. Other tools are not watched.
+
+Every change is reported to the run as a ``files`` notice (the loop turns it into a
+``FilesChanged`` event and into ``RunResult.changes``). ``pymanus undo`` and
+:func:`pymanus.sandbox.history.undo_run` put the bytes back.
+
+Read-only paths (``[workspace] read_only``): a file tool's change there is refused with a
+message for the model, and a change sandboxed code made there (possible when the backend
+cannot mount them read-only) is put back at once, and the model is told.
+
+Use it innermost (the last middleware), so it sees the call that really runs: the Manus
+preset adds it after every extension. Calls of code tools are expected one at a time
+(the preset's ``python`` and ``shell`` are not ``parallel_safe``): two running at once
+would each be credited with the other's changes, though no bytes are ever lost.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+from collections.abc import Collection, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pymanus.messages import ToolCall
+from pymanus.sandbox.journal import (
+    DEFAULT_KEEP_RUNS,
+    STATE_DIR,
+    BlobStore,
+    Change,
+    Journal,
+    Stamp,
+    WorkspaceIndex,
+    is_state_path,
+    prune_journals,
+    sha256_of,
+    stamp_of,
+    walk,
+)
+from pymanus.sandbox.protected import ProtectedPaths
+from pymanus.tools.middleware import ToolMiddleware, with_note
+from pymanus.tools.tool import ToolContext, ToolResult
+
+PATH_TOOLS = frozenset({"write_file", "edit_file"})
+CODE_TOOLS = frozenset({"python", "shell"})
+
+
+@dataclass
+class _Before:
+    """What a call's target looked like before it ran."""
+
+    path: str | None = None
+    """The one file a path tool changes; ``None`` for a code tool (the whole workspace)."""
+    saved: tuple[str, int] | None = None
+    """The file's sha256 and size (``None``: it did not exist)."""
+    stamps: dict[str, Stamp] = field(default_factory=dict)
+
+
+@dataclass
+class _RunJournal:
+    """One run's journal state (``ToolContext.store``)."""
+
+    journal: Journal | None = None
+    index: WorkspaceIndex | None = None
+    calls: dict[str, _Before] = field(default_factory=dict)
+
+
+class FileJournal(ToolMiddleware):
+    """Records every workspace change of file and code tools, with the bytes it replaced.
+
+    Args:
+        workspace: the workspace (default: each run's ``ToolContext.workspace``).
+        read_only: globs of paths no tool may change (see :class:`ProtectedPaths`).
+        keep_runs: journals kept; older ones are deleted when a run writes its first change.
+        path_tools: tools whose ``path`` argument names the one file they change.
+        code_tools: tools that may change any file (the workspace is compared before and after).
+    """
+
+    name = "journal"
+
+    def __init__(
+        self,
+        workspace: Path | str | None = None,
+        *,
+        read_only: Sequence[str] = (),
+        keep_runs: int = DEFAULT_KEEP_RUNS,
+        path_tools: Collection[str] = PATH_TOOLS,
+        code_tools: Collection[str] = CODE_TOOLS,
+    ) -> None:
+        self.workspace = Path(os.path.realpath(Path(workspace).expanduser())) if workspace is not None else None
+        self.protected = ProtectedPaths(read_only)
+        self.keep_runs = keep_runs
+        self.path_tools = frozenset(path_tools)
+        self.code_tools = frozenset(code_tools)
+
+    # -- the middleware ----------------------------------------------------------------
+    async def before_call(self, call: ToolCall, context: ToolContext) -> ToolCall | ToolResult:
+        root = self._root(context)
+        run = context.store(_RunJournal)
+        if run.journal is None:
+            await asyncio.to_thread(self._start, root, run, context.run_id)
+        if call.name not in self.path_tools and call.name not in self.code_tools:
+            return call
+        if call.name in self.code_tools:
+            run.calls[call.id] = _Before(stamps=await asyncio.to_thread(self._save_workspace, root, run))
+            return call
+        relative = _relative(root, _path_argument(call))
+        if relative is None:
+            return call  # not a path in the workspace: the tool itself says what is wrong
+        if is_state_path(relative):
+            return ToolResult.error(
+                f"{relative} is in {STATE_DIR}/, where PyManus keeps the journal of changes to the workspace; "
+                "tools cannot change it. Use another folder."
+            )
+        if self.protected.matches(relative):
+            return ToolResult.error(
+                f"{relative} is read-only: the workspace settings ([workspace] read_only = "
+                f"{list(self.protected.globs)}) protect it from changes. Read it, and write what you make "
+                "to a new file instead."
+            )
+        store = BlobStore(root / STATE_DIR)
+        run.calls[call.id] = _Before(path=relative, saved=await asyncio.to_thread(store.put_file, root / relative))
+        return call
+
+    async def after_call(self, call: ToolCall, result: ToolResult, context: ToolContext) -> ToolResult:
+        run = context.store(_RunJournal)
+        before = run.calls.pop(call.id, None)
+        if before is None:
+            return result
+        root = self._root(context)
+        if before.path is not None:
+            changes = await asyncio.to_thread(self._path_changes, root, run, before, context.step, call.name)
+            reverted: list[str] = []
+        else:
+            changes, reverted = await asyncio.to_thread(self._code_changes, root, run, before, context, call.name)
+        if changes:
+            self._record(root, run, context, changes)
+        if reverted:
+            note = (
+                f"Changes to read-only paths were undone: {', '.join(reverted)}. The workspace settings "
+                f"([workspace] read_only = {list(self.protected.globs)}) protect them; write to new files instead."
+            )
+            result = with_note(result, note)
+        return result
+
+    # -- path tools ----------------------------------------------------------------------
+    def _path_changes(self, root: Path, run: _RunJournal, before: _Before, step: int, tool: str) -> list[Change]:
+        assert before.path is not None
+        file = root / before.path
+        stamp = stamp_of(file)
+        sha = sha256_of(file) if stamp is not None else None
+        old_sha, old_size = before.saved if before.saved is not None else (None, None)
+        if run.index is not None:
+            if sha is not None and stamp is not None:
+                run.index.set(before.path, stamp, sha, stored=BlobStore(root / STATE_DIR).has(sha))
+            else:
+                run.index.forget(before.path)
+            run.index.save()
+        if sha == old_sha:
+            return []
+        size = stamp[0] if stamp is not None else None
+        return [Change(step, tool, before.path, old_sha, sha, old_size, size)]
+
+    # -- code tools ----------------------------------------------------------------------
+    def _save_workspace(self, root: Path, run: _RunJournal) -> dict[str, Stamp]:
+        """Put every file's bytes in the store (each the first time it is seen, or seen changed); the stamps."""
+        store = BlobStore(root / STATE_DIR)
+        if run.index is None:
+            run.index = WorkspaceIndex.load(root / STATE_DIR, store)
+        index = run.index
+        stamps = walk(root)
+        for relative, stamp in stamps.items():
+            known = index.entries.get(relative)
+            if known is not None and known.stamp == stamp:
+                if not known.stored:
+                    self._store(store, index, root, relative, stamp)
+                continue
+            self._store(store, index, root, relative, stamp)
+        index.save()
+        return stamps
+
+    @staticmethod
+    def _store(store: BlobStore, index: WorkspaceIndex, root: Path, relative: str, stamp: Stamp) -> None:
+        saved = store.put_file(root / relative)
+        if saved is not None:
+            index.set(relative, stamp, saved[0], stored=True)
+
+    def _code_changes(
+        self, root: Path, run: _RunJournal, before: _Before, context: ToolContext, tool: str
+    ) -> tuple[list[Change], list[str]]:
+        """What the call changed (size and mtime, then a hash of what may differ), less what was reverted."""
+        assert run.index is not None
+        index = run.index
+        store = BlobStore(root / STATE_DIR)
+        after = walk(root)
+        changes: list[Change] = []
+        for relative, stamp in after.items():
+            old = before.stamps.get(relative)
+            if old == stamp:
+                continue
+            sha = sha256_of(root / relative)
+            if sha is None:
+                continue
+            known = index.entries.get(relative) if old is not None else None
+            if known is not None and known.sha == sha:  # touched, same bytes
+                index.set(relative, stamp, sha, stored=known.stored)
+                continue
+            if old is not None and known is None:  # it vanished while it was being saved: nothing to compare
+                continue
+            index.set(relative, stamp, sha, stored=store.has(sha))
+            old_sha, old_size = (known.sha, old[0]) if known is not None and old is not None else (None, None)
+            changes.append(Change(context.step, tool, relative, old_sha, sha, old_size, stamp[0]))
+        for relative, old in before.stamps.items():
+            if relative not in after:
+                known = index.entries.get(relative)
+                index.forget(relative)
+                if known is not None:
+                    changes.append(Change(context.step, tool, relative, known.sha, None, old[0], None))
+        reverted = self._revert_protected(root, index, changes)
+        index.save()
+        kept = [change for change in changes if change.path not in reverted]
+        return sorted(kept, key=lambda c: c.path), reverted
+
+    def _revert_protected(self, root: Path, index: WorkspaceIndex, changes: list[Change]) -> list[str]:
+        """Put back read-only paths that code changed; the paths put back."""
+        if not self.protected:
+            return []
+        from pymanus.sandbox.history import write_exactly
+
+        store = BlobStore(root / STATE_DIR)
+        reverted = []
+        for change in changes:
+            if not self.protected.matches(change.path):
+                continue
+            file = root / change.path
+            if change.before is None:
+                file.unlink(missing_ok=True)
+                index.forget(change.path)
+            else:
+                write_exactly(file, store.read(change.before))
+                stamp = stamp_of(file)
+                if stamp is not None:
+                    index.set(change.path, stamp, change.before, stored=True)
+            reverted.append(change.path)
+        return reverted
+
+    # -- recording -----------------------------------------------------------------------
+    def _start(self, root: Path, run: _RunJournal, run_id: str) -> None:
+        """The run's journal, begun at its first tool call; the oldest journals beyond ``keep_runs`` go."""
+        state = root / STATE_DIR
+        run.journal = Journal(state, run_id)
+        run.journal.start()
+        prune_journals(state, self.keep_runs, spare=run_id)
+
+    def _record(self, root: Path, run: _RunJournal, context: ToolContext, changes: list[Change]) -> None:
+        assert run.journal is not None
+        run.journal.record(changes)
+        context.notify("files", {"changes": [change.payload() for change in changes]})
+
+    def _root(self, context: ToolContext) -> Path:
+        return self.workspace or Path(os.path.realpath(context.workspace))
+
+
+def _path_argument(call: ToolCall) -> str | None:
+    try:
+        arguments: Any = json.loads(call.arguments or "{}")
+    except json.JSONDecodeError:
+        return None
+    path = arguments.get("path") if isinstance(arguments, dict) else None
+    return path if isinstance(path, str) and path.strip() and "\x00" not in path else None
+
+
+def _relative(root: Path, path: str | None) -> str | None:
+    """``path`` relative to ``root`` (symlinks resolved), or ``None`` when it is not inside it."""
+    if path is None:
+        return None
+    real = Path(os.path.realpath(Path(path) if os.path.isabs(path) else root / path))
+    if real == root or root not in real.parents:
+        return None
+    return real.relative_to(root).as_posix()
