@@ -44,7 +44,8 @@ def test_json_run_performs_scripted_calls_in_order(chat_server_thread: ChatServe
     proc = run_cli(["run", "--model", "openai:any", "--json", "Say done."], tmp_path, chat_server_thread)
     assert proc.returncode == 0, proc.stderr
     summary = json.loads(proc.stdout)
-    assert set(summary) == {"run_id", "state", "output", "steps", "usage", "workspace"}
+    assert set(summary) == {"run_id", "state", "output", "steps", "usage", "workspace", "changes"}
+    assert summary["changes"] == []
     assert summary["state"] == "finished"
     assert summary["output"] == "All done."
     assert summary["steps"] == 2

@@ -18,6 +18,7 @@ from rich.console import Console
 
 from pymanus.agent.events import RunFinished, RunState
 from pymanus.agent.result import RunResult
+from pymanus.cli import journal_cmd
 from pymanus.cli.doctor import SANDBOX_HELP, doctor, run_banner
 from pymanus.cli.logs import enable_verbose_logging
 from pymanus.config import Settings
@@ -87,6 +88,10 @@ def run(
     elif result.output:
         console.print()
         console.print(result.output, markup=False, highlight=False)
+    if result.changes:
+        from pymanus.cli.render import changes_line
+
+        console.print(changes_line(result.changes), markup=False, highlight=False)
     raise typer.Exit(0 if result.state is RunState.FINISHED else 1)
 
 
@@ -118,6 +123,9 @@ def _add_models_commands() -> None:
 
 _add_models_commands()
 app.command()(doctor)
+app.command()(journal_cmd.diff)
+app.command()(journal_cmd.undo)
+app.command()(journal_cmd.gc)
 
 
 def main() -> None:

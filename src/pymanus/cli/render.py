@@ -10,6 +10,8 @@ from rich.status import Status
 
 from pymanus.agent.events import (
     Event,
+    FileChange,
+    FilesChanged,
     ModelRequest,
     ModelResponded,
     RunFinished,
@@ -30,6 +32,17 @@ RESULT_PREVIEW_CHARS = 160
 def _one_line(text: str, limit: int) -> str:
     flat = " ".join(text.split())
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
+_MARKS = {"created": "+", "modified": "~", "deleted": "-"}
+
+
+def changes_line(changes: list[FileChange]) -> str:
+    """``3 files changed: +report.csv ~data.csv -old.txt`` ("" when nothing changed)."""
+    if not changes:
+        return ""
+    files = " ".join(f"{_MARKS[c.change]}{c.path}" for c in changes)
+    return f"{len(changes)} file{'s' * (len(changes) != 1)} changed: {files}"
 
 
 def format_arguments(arguments: str) -> str:
@@ -104,6 +117,8 @@ class ProgressView:
                 mark = "[red]✗[/]" if event.is_error else "[green]✓[/]"
                 preview = event.content if self.verbose else _one_line(event.content, RESULT_PREVIEW_CHARS)
                 out.print(f"   {mark} [dim]{event.duration:.2f}s[/] {escape(preview)}")
+            case FilesChanged():
+                out.print(f"   [dim]{escape(changes_line(event.changes))}[/]")
             case StepFinished():
                 self._tokens = event.usage.total_tokens
                 self._spin(f"step {event.step} done · {self._tokens:,} tokens so far")
