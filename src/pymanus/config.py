@@ -34,14 +34,35 @@ class ModelConfig(_Section):
     context_window: int | None = Field(default=None, gt=0)
     vision: bool = False
     request_timeout: float = Field(default=60.0, gt=0)
+    """Seconds to wait for each read of an answer (the gap between chunks when streaming)."""
+    connect_timeout: float = Field(default=10.0, gt=0)
+    """Seconds to wait for a connection to an ``openai:`` endpoint."""
+    total_timeout: float = Field(default=600.0, gt=0)
+    """Seconds one call to an ``openai:`` endpoint may take, its retries and waits included."""
+    max_retries: int = Field(default=4, ge=0)
+    """Retries of a call that failed transiently (429, 408, 5xx, connection, timeout, cut stream)."""
+    breaker_failures: int = Field(default=5, ge=1)
+    """Transient failures in a row after which an endpoint's calls are refused..."""
+    breaker_reset: float = Field(default=30.0, gt=0)
+    """...until this many seconds have passed; then one call probes it."""
     fallback: list[str] = Field(default_factory=list)
+    """Models tried in order when this one fails or its breaker is open."""
 
     @field_validator("name")
     @classmethod
     def _known_prefix(cls, value: str) -> str:
-        if not value.startswith(("openai:", "local:")) or value.endswith(":"):
-            raise ValueError(f"{value!r} is not a model string; use 'openai:<model>' or 'local:<pack or .gguf path>'")
-        return value
+        return _model_string(value)
+
+    @field_validator("fallback")
+    @classmethod
+    def _known_prefixes(cls, values: list[str]) -> list[str]:
+        return [_model_string(value) for value in values]
+
+
+def _model_string(value: str) -> str:
+    if not value.startswith(("openai:", "local:")) or value.endswith(":"):
+        raise ValueError(f"{value!r} is not a model string; use 'openai:<model>' or 'local:<pack or .gguf path>'")
+    return value
 
 
 class AgentConfig(_Section):

@@ -23,13 +23,17 @@ class ModelError(PyManusError):
     """A model request failed.
 
     ``retryable`` says whether sending the same request again may succeed (timeouts,
-    rate limits, 5xx); auth failures and bad requests are not retryable.
+    rate limits, 5xx); auth failures and bad requests are not retryable. ``retry_after``
+    is the wait in seconds the endpoint asked for (its ``Retry-After`` header), if any.
     """
 
-    def __init__(self, message: str, *, status: int | None = None, retryable: bool = False) -> None:
+    def __init__(
+        self, message: str, *, status: int | None = None, retryable: bool = False, retry_after: float | None = None
+    ) -> None:
         super().__init__(message)
         self.status = status
         self.retryable = retryable
+        self.retry_after = retry_after
 
 
 class ModelAuthError(ModelError):
@@ -42,6 +46,10 @@ class ContextOverflowError(ModelError):
 
 class ModelOutputError(ModelError):
     """The model answered with something that cannot be used (e.g. nothing at all)."""
+
+
+class CircuitOpenError(ModelError):
+    """The endpoint failed too often in a row; calls are refused until it is probed again."""
 
 
 class ToolError(PyManusError):

@@ -16,8 +16,10 @@ background thread with its own loop (``server.start()`` / ``server.stop()``), e.
 ``pymanus`` subprocess. ``server.url`` is the base URL to give a client (``.../v1``).
 
 Reply builders: :func:`completion` (a whole answer; streamed automatically when the client
-asks for a stream), :func:`tool_call`, :func:`error`, :class:`Chunks` (exact SSE chunks),
-:class:`Raw` (any status and body), :class:`Delay` (answer late).
+asks for a stream), :func:`tool_call`, :func:`error` (with headers, e.g. ``Retry-After``),
+:class:`Chunks` (exact SSE chunks), :class:`Raw` (any status and body), :class:`Delay`
+(answer late). Faults: :class:`Cut` (send part of an answer, then drop the connection),
+:class:`Drop` (drop it without answering); :func:`rate_limited` (429 with ``Retry-After``).
 """
 
 from __future__ import annotations
@@ -83,7 +85,21 @@ class ErrorReply:
         return {"error": {"message": self.message, "type": self.type, "param": self.param, "code": self.code}}
 
 
-Reply = dict[str, Any] | Chunks | Raw | Delay | ErrorReply
+@dataclass
+class Cut:
+    """Send the first ``after`` streamed chunks of ``reply`` (or, to a plain request, the
+    first ``after`` bytes of its JSON), then drop the connection: a stream cut mid-way."""
+
+    reply: dict[str, Any]
+    after: int = 2
+
+
+@dataclass
+class Drop:
+    """Close the connection without answering (the client sees a connection error)."""
+
+
+Reply = dict[str, Any] | Chunks | Raw | Delay | ErrorReply | Cut | Drop
 Handler = Callable[[dict[str, Any]], "Reply | Awaitable[Reply]"]
 
 
@@ -130,12 +146,25 @@ def completion(
     return body
 
 
-def error(status: int, message: str, *, type: str | None = None, code: str | None = None) -> ErrorReply:
+def error(
+    status: int,
+    message: str,
+    *,
+    type: str | None = None,
+    code: str | None = None,
+    headers: dict[str, str] | None = None,
+) -> ErrorReply:
     """An error reply; ``type`` defaults to what OpenAI sends for the status."""
     default_type = {401: "invalid_request_error", 429: "rate_limit_exceeded"}.get(status)
     if type is None:
         type = default_type or ("server_error" if status >= 500 else "invalid_request_error")
-    return ErrorReply(status=status, message=message, type=type, code=code)
+    return ErrorReply(status=status, message=message, type=type, code=code, headers=dict(headers or {}))
+
+
+def rate_limited(retry_after: float | str = 1) -> ErrorReply:
+    """The 429 a provider sends when its rate limit is hit, with ``Retry-After`` (seconds or a date)."""
+    value = retry_after if isinstance(retry_after, str) else f"{retry_after:g}"
+    return error(429, "Rate limit reached for requests. Please try again later.", headers={"Retry-After": value})
 
 
 def context_overflow(limit: int = 4096, requested: int = 5000) -> ErrorReply:
@@ -295,6 +324,8 @@ class ChatServer:
         """Every JSON body received, in order (including rejected ones)."""
         self.headers: list[dict[str, str]] = []
         """The headers of every request, in order."""
+        self.times: list[float] = []
+        """When each request arrived (``time.monotonic()``), in order."""
         self._script: deque[Reply] = deque()
         self._handler: Handler | None = None
         self._runner: web.AppRunner | None = None
@@ -404,6 +435,7 @@ class ChatServer:
 
     async def _handle(self, request: web.Request) -> web.StreamResponse:
         raw = await request.read()
+        self.times.append(time.monotonic())
         self.headers.append(dict(request.headers))
         try:
             body = json.loads(raw)
@@ -443,6 +475,10 @@ class ChatServer:
             reply = reply.then if reply.then is not None else completion("")
         if isinstance(reply, ErrorReply):
             return self._error(reply)
+        if isinstance(reply, Drop):
+            return await self._drop(request, None)
+        if isinstance(reply, Cut):
+            return await self._cut(request, body, reply)
         if isinstance(reply, Raw):
             return web.Response(
                 status=reply.status,
@@ -464,6 +500,29 @@ class ChatServer:
             await response.write(b"data: [DONE]\n\n")
         await response.write_eof()
         return response
+
+    async def _cut(self, request: web.Request, body: dict[str, Any], cut: Cut) -> web.StreamResponse:
+        reply = {**cut.reply, "model": cut.reply.get("model") or body.get("model")}
+        if not body.get("stream"):
+            data = json.dumps(reply).encode()
+            response = web.StreamResponse(headers={"Content-Type": "application/json"})
+            response.content_length = len(data)
+            await response.prepare(request)
+            await response.write(data[: cut.after])
+            return await self._drop(request, response)
+        response = web.StreamResponse(headers={"Content-Type": "text/event-stream", "Cache-Control": "no-cache"})
+        await response.prepare(request)
+        for chunk in stream_chunks(reply, piece=self.piece)[: cut.after]:
+            await response.write(b"data: " + json.dumps(chunk).encode() + b"\n\n")
+        return await self._drop(request, response)
+
+    @staticmethod
+    async def _drop(request: web.Request, response: web.StreamResponse | None) -> web.StreamResponse:
+        await asyncio.sleep(0.01)  # let what was written leave before the socket goes
+        if request.transport is not None:
+            request.transport.abort()
+        # aiohttp ignores a handler's response once its connection is gone.
+        return response or web.Response(status=500)
 
     @staticmethod
     def _error(reply: ErrorReply) -> web.Response:

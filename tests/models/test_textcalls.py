@@ -8,7 +8,7 @@ import re
 import pytest
 
 from pymanus.messages import ToolCall
-from pymanus.models.textcalls import extract_text_tool_calls
+from pymanus.models.textcalls import extract_text_tool_calls, recover_json_object
 
 NAMES = {"add", "search"}
 CALL_ID = re.compile(r"^call_[0-9a-f]{12}$")
@@ -152,3 +152,27 @@ def test_tags_win_over_bare_json() -> None:
     remaining, calls = calls_of(text)
     assert calls == [("add", {"a": 9})]
     assert remaining.startswith("Example:")
+
+
+@pytest.mark.parametrize(
+    ("arguments", "expected"),
+    [
+        ('{"a": 1}', '{"a": 1}'),  # already an object: untouched, unparsed
+        ('  {"a": 1}\n', '{"a": 1}'),
+        ('```json\n{"a": 1, "b": "x"}\n```', '{"a": 1, "b": "x"}'),
+        ('Calling add with {"a": [1, 2]} now.', '{"a": [1, 2]}'),
+        ('{"a": 1}<|im_end|>', '{"a": 1}'),
+        ('Try {oops}, then {"b": "é"}.', '{"b": "é"}'),
+        ("a=1, b=2", "a=1, b=2"),  # nothing to recover: the tool layer reports it
+        ('{"a": 1', '{"a": 1'),
+        ('[{"a": 1}]', '{"a": 1}'),
+        ("", ""),
+    ],
+)
+def test_tool_arguments_wrapped_in_text_are_recovered(arguments: str, expected: str) -> None:
+    assert recover_json_object(arguments) == expected
+
+
+def test_text_calls_with_wrapped_string_arguments_are_recovered() -> None:
+    text = '<tool_call>{"name": "add", "arguments": "```json\\n{\\"a\\": 2}\\n```"}</tool_call>'
+    assert calls_of(text) == ("", [("add", {"a": 2})])

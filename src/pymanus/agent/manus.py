@@ -106,17 +106,10 @@ def sandbox_for(settings: Settings) -> Sandbox:
 
 
 def preset_model(settings: Settings) -> Model:
-    """The model ``settings`` name, with their endpoint, window and timeout."""
-    from pymanus.models.resolve import resolve_model
+    """The model ``settings`` name, with their endpoint, window, timeouts, retries and fallbacks."""
+    from pymanus.models.resilience import gateway_model
 
-    return resolve_model(
-        settings.model.name,
-        base_url=settings.model.base_url or None,
-        api_key=settings.model.api_key or None,
-        context_window=settings.model.context_window,
-        vision=settings.model.vision,
-        request_timeout=settings.model.request_timeout,
-    )
+    return gateway_model(settings.model)
 
 
 def build_manus_agent(

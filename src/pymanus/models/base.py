@@ -111,3 +111,59 @@ class Model(abc.ABC):
 
     async def aclose(self) -> None:  # noqa: B027 - optional hook, most models hold nothing
         """Release connections or other resources held by the model."""
+
+
+class WrapperModel(Model):
+    """A model that hands everything to ``wrapped``; subclasses override what they change.
+
+    ``name``, ``context_window`` and ``vision`` are the wrapped model's, so code that looks
+    at them (aids chosen by the model's name, the context window) sees through wrappers.
+    """
+
+    def __init__(self, wrapped: Model) -> None:
+        self.wrapped = wrapped
+
+    @property
+    def name(self) -> str:
+        return self.wrapped.name
+
+    @name.setter
+    def name(self, value: str) -> None:
+        self.wrapped.name = value
+
+    @property
+    def context_window(self) -> int | None:
+        return self.wrapped.context_window
+
+    @context_window.setter
+    def context_window(self, value: int | None) -> None:
+        self.wrapped.context_window = value
+
+    @property
+    def vision(self) -> bool:
+        return self.wrapped.vision
+
+    @vision.setter
+    def vision(self, value: bool) -> None:
+        self.wrapped.vision = value
+
+    async def request(
+        self, messages: Sequence[Message], tools: Sequence[ToolDefinition], settings: ModelSettings
+    ) -> ModelResponse:
+        """The wrapped model's answer."""
+        return await self.wrapped.request(messages, tools, settings)
+
+    async def stream(
+        self, messages: Sequence[Message], tools: Sequence[ToolDefinition], settings: ModelSettings
+    ) -> AsyncIterator[StreamItem]:
+        """The wrapped model's stream."""
+        async for item in self.wrapped.stream(messages, tools, settings):
+            yield item
+
+    def count_tokens(self, messages: Sequence[Message]) -> int:
+        """The wrapped model's count."""
+        return self.wrapped.count_tokens(messages)
+
+    async def aclose(self) -> None:
+        """Close the wrapped model."""
+        await self.wrapped.aclose()

@@ -33,18 +33,22 @@ runs by about a quarter (``benchmarks/overhead.py``).
 from __future__ import annotations
 
 import asyncio
+import email.utils
 import json
 import os
 import re
+import time
 import weakref
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import Any
 from urllib.parse import urlparse
 
+import aiohttp
 import openai
 import pydantic_core
 from openai import AsyncStream
 from openai._models import FinalRequestOptions
+from openai._streaming import ServerSentEvent
 
 from pymanus.errors import ConfigError, ContextOverflowError, ModelAuthError, ModelError, ModelOutputError
 from pymanus.messages import Message, ToolCall, Usage
@@ -58,7 +62,7 @@ from pymanus.models.base import (
     ToolDefinition,
     callable_tools,
 )
-from pymanus.models.textcalls import extract_text_tool_calls, new_call_id
+from pymanus.models.textcalls import extract_text_tool_calls, new_call_id, recover_json_object
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 NO_KEY = "sk-no-key"
@@ -96,6 +100,11 @@ _FINISH_REASONS: dict[str, FinishReason] = {
     "abort": "error",
 }
 
+_CONNECT_TIMEOUTS: tuple[type[BaseException], ...] = tuple(
+    t for t in (getattr(aiohttp, "ConnectionTimeoutError", None),) if t is not None
+)
+"""What the aiohttp transport raises when a connection is not made in time (aiohttp >= 3.10)."""
+
 # How providers word "the prompt does not fit" (OpenAI, vLLM, llama.cpp, DeepSeek, Moonshot,
 # DashScope, GLM, Gemini, Anthropic-compatible gateways).
 _CONTEXT_WORDING = re.compile(
@@ -118,10 +127,12 @@ class OpenAIModel(Model):
             :class:`~pymanus.errors.ConfigError`.
         context_window: tokens the endpoint accepts, if known.
         vision: whether image parts are sent; when ``False`` they become a short note.
-        request_timeout: seconds to connect and to wait for each read of the response
-            (the whole answer when not streaming; the gap between chunks when streaming).
+        request_timeout: seconds to wait for each read of the response (the whole answer
+            when not streaming; the gap between chunks when streaming).
+        connect_timeout: seconds to wait for a connection.
         max_retries: retries done by the SDK itself; 0 because PyManus's resilience layer
-            retries (with its own budget and breaker).
+            (:mod:`pymanus.models.resilience`) retries, with its own rules, budget and
+            breaker; both at once would multiply the attempts.
         send_reasoning: send earlier assistant ``reasoning`` back as ``reasoning_content``.
             Off by default: OpenAI and DeepSeek's reasoner reject it; turn it on for
             providers that want it back (DeepSeek thinking mode with tool calls).
@@ -136,6 +147,7 @@ class OpenAIModel(Model):
         context_window: int | None = None,
         vision: bool = False,
         request_timeout: float = 60.0,
+        connect_timeout: float = 10.0,
         max_retries: int = 0,
         send_reasoning: bool = False,
     ) -> None:
@@ -158,6 +170,7 @@ class OpenAIModel(Model):
         self.context_window = context_window
         self.vision = vision
         self.request_timeout = request_timeout
+        self.connect_timeout = connect_timeout
         self.max_retries = max_retries
         self.send_reasoning = send_reasoning
         self._api_key = api_key
@@ -199,7 +212,7 @@ class OpenAIModel(Model):
         state = _StreamState()
         try:
             events = await client.request(
-                object, self._options(content, settings), stream=True, stream_cls=AsyncStream[object]
+                object, self._options(content, settings), stream=True, stream_cls=_EventStream
             )
             async with events:
                 async for chunk in events:
@@ -209,11 +222,18 @@ class OpenAIModel(Model):
                     if text:
                         yield TextChunk(text=text)
         except openai.APIError as exc:
-            raise self._error(exc, settings) from exc
+            raise self._error(exc, settings, streamed=state.chunks) from exc
         except ValueError as exc:  # an SSE event whose data is not JSON
             raise ModelOutputError(f"{self.name}: unreadable stream from {self._host}: {exc}") from exc
         if not state.chunks:
             raise ModelError(f"{self.name}: the stream from {self._host} ended without any data", retryable=True)
+        if state.finish is None and not events.done:
+            # A closed connection looks like a clean end to the SDK; servers end a stream with
+            # ``[DONE]``, a choice with its finish_reason (some omit one or the other, not both).
+            raise ModelError(
+                f"{self.name}: the stream from {self._host} was cut after {state.chunks} chunks, before it finished",
+                retryable=True,
+            )
         yield self._response(state.result(), tools)
 
     async def aclose(self) -> None:
@@ -237,9 +257,9 @@ class OpenAIModel(Model):
             client = openai.AsyncOpenAI(
                 api_key=self._api_key,
                 base_url=self.base_url,
-                timeout=self.request_timeout,
+                timeout=self._timeout(self.request_timeout),
                 max_retries=self.max_retries,
-                http_client=openai.DefaultAioHttpClient(timeout=self.request_timeout),
+                http_client=openai.DefaultAioHttpClient(timeout=self._timeout(self.request_timeout)),
                 # The SDK drops Omit() values from these as from per-request headers; its hint says str.
                 default_headers=dict.fromkeys(PLATFORM_HEADERS, openai.Omit()),  # type: ignore[arg-type]
             )
@@ -254,8 +274,13 @@ class OpenAIModel(Model):
         """
         update: dict[str, Any] = {"content": content}
         if settings.timeout is not None:
-            update["timeout"] = settings.timeout
+            update["timeout"] = self._timeout(settings.timeout)
         return self._post.model_copy(update=update)
+
+    def _timeout(self, read: float) -> openai.Timeout:
+        # Writes and waits for a pooled connection get the read timeout: a request body is
+        # sent in one go, and a full pool is the caller's concurrency, not the endpoint.
+        return openai.Timeout(read, connect=min(self.connect_timeout, read))
 
     def _body(
         self,
@@ -319,25 +344,39 @@ class OpenAIModel(Model):
         )
 
     # -- errors ----------------------------------------------------------------------------
-    def _error(self, exc: openai.APIError, settings: ModelSettings) -> ModelError:
+    def _error(self, exc: openai.APIError, settings: ModelSettings, *, streamed: int = 0) -> ModelError:
         if isinstance(exc, openai.APIConnectionError):
             causes = _causes(exc)
-            # The SDK's aiohttp transport reports a refused connection as a timeout: look at the cause.
-            refused = next((e for e in causes if isinstance(e, OSError) and not isinstance(e, TimeoutError)), None)
-            if isinstance(exc, openai.APITimeoutError) and refused is None:
+            # The SDK's aiohttp transport reports any failed connection (refused, dropped) as a
+            # timeout: only a TimeoutError among the causes says that time ran out.
+            if any(isinstance(e, TimeoutError) for e in causes):
+                connect = isinstance(next(e for e in causes if isinstance(e, TimeoutError)), _CONNECT_TIMEOUTS)
+                what = "connecting to" if connect else "request to"
                 timeout = settings.timeout if settings.timeout is not None else self.request_timeout
-                return ModelError(f"{self.name}: request to {self._host} timed out after {timeout:g}s", retryable=True)
-            reason = refused or (causes[-1] if causes else None)
-            detail = f": {reason}" if reason else ""
-            return ModelError(f"{self.name}: cannot connect to {self.base_url}{detail}", retryable=True)
+                timeout = min(timeout, self.connect_timeout) if connect else timeout
+                return ModelError(f"{self.name}: {what} {self._host} timed out after {timeout:g}s", retryable=True)
+            refused = next((e for e in causes if isinstance(e, OSError)), None)
+            # The transport's own exception says what happened; the httpx ones wrapping it do not.
+            reason = refused or next((e for e in causes if not type(e).__module__.startswith("httpx")), None)
+            detail = f": {' '.join(str(reason).split())}" if reason else ""
+            if streamed:
+                return ModelError(
+                    f"{self.name}: the stream from {self._host} broke off after {streamed} chunks{detail}",
+                    retryable=True,
+                )
+            if refused is not None:
+                return ModelError(f"{self.name}: cannot connect to {self.base_url}{detail}", retryable=True)
+            return ModelError(f"{self.name}: the connection to {self._host} failed{detail}", retryable=True)
         if isinstance(exc, openai.APIResponseValidationError):
             return ModelOutputError(f"{self.name}: invalid response from {self._host}: {exc.message}")
         if isinstance(exc, openai.APIStatusError):
-            return self._status_error(exc.status_code, exc.body, fallback=exc.message)
+            return self._status_error(exc.status_code, exc.body, fallback=exc.message, headers=exc.response.headers)
         # An error event inside a stream: usually the server gave up mid-answer.
         return self._status_error(None, exc.body, fallback=exc.message)
 
-    def _status_error(self, status: int | None, body: object, fallback: str = "") -> ModelError:
+    def _status_error(
+        self, status: int | None, body: object, fallback: str = "", headers: Mapping[str, str] | None = None
+    ) -> ModelError:
         detail = _error_text(body) or fallback or "no details"
         where = f"HTTP {status} from {self._host}" if status else f"error from {self._host}"
         message = f"{self.name}: {where}: {detail}"
@@ -347,7 +386,35 @@ class OpenAIModel(Model):
             return ContextOverflowError(message, status=status)
         if status is None:
             return ModelError(message, retryable=True)
-        return ModelError(message, status=status, retryable=status in (408, 429) or status >= 500)
+        retryable = status in (408, 429) or status >= 500
+        wait = retry_after(headers) if retryable and headers is not None else None
+        return ModelError(message, status=status, retryable=retryable, retry_after=wait)
+
+
+def retry_after(headers: Mapping[str, str]) -> float | None:
+    """The wait, in seconds, an answer's ``retry-after-ms`` or ``Retry-After`` header asks for.
+
+    ``Retry-After`` is seconds or an HTTP date; ``retry-after-ms`` (OpenAI's) is milliseconds.
+    ``None`` when neither is there or readable.
+    """
+    millis = headers.get("retry-after-ms")
+    if millis:
+        try:
+            return max(0.0, float(millis) / 1000)
+        except ValueError:
+            pass
+    value = headers.get("retry-after")
+    if not value:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    return max(0.0, when.timestamp() - time.time())
 
 
 # -- wire helpers ------------------------------------------------------------------------------
@@ -407,7 +474,8 @@ def _text_of(content: object) -> str:
 
 def _arguments(value: object) -> str:
     if isinstance(value, str):
-        return value or "{}"
+        # Arguments wrapped in prose or a code fence: keep the JSON object inside, if any.
+        return recover_json_object(value) or "{}"
     if value is None:
         return "{}"
     return json.dumps(value, ensure_ascii=False)  # some servers send an object
@@ -478,6 +546,18 @@ def _preview(value: object, limit: int = 300) -> str:
     text = value if isinstance(value, str) else json.dumps(value, default=str)[:limit]
     text = " ".join(text.split())
     return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+class _EventStream(AsyncStream[object]):
+    """The SDK's stream of decoded events, noting whether the server's ``[DONE]`` came."""
+
+    done = False
+
+    async def _iter_events(self) -> AsyncIterator[ServerSentEvent]:
+        async for event in super()._iter_events():
+            if event.data.startswith("[DONE]"):
+                self.done = True
+            yield event
 
 
 class _StreamState:

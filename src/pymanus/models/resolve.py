@@ -20,11 +20,12 @@ def resolve_model(
     context_window: int | None = None,
     vision: bool = False,
     request_timeout: float = 60.0,
+    connect_timeout: float = 10.0,
 ) -> Model:
     """The model a spec names; a :class:`Model` instance is returned as it is.
 
-    ``base_url``, ``api_key``, ``vision`` and ``request_timeout`` apply to ``openai:``
-    models; ``context_window`` to both kinds. Raises :class:`~pymanus.errors.ConfigError`
+    ``base_url``, ``api_key``, ``vision``, ``request_timeout`` and ``connect_timeout`` apply
+    to ``openai:`` models; ``context_window`` to both kinds. Raises :class:`~pymanus.errors.ConfigError`
     for anything else, naming the accepted forms.
     """
     if isinstance(spec, Model):
@@ -43,6 +44,7 @@ def resolve_model(
             context_window=context_window,
             vision=vision,
             request_timeout=request_timeout,
+            connect_timeout=connect_timeout,
         )
     if sep and kind == "local" and rest:
         from pymanus.models.local import LocalModel

@@ -56,6 +56,29 @@ def extract_text_tool_calls(text: str, tool_names: Collection[str]) -> tuple[str
     return text, []
 
 
+def recover_json_object(arguments: str) -> str:
+    """Tool-call ``arguments`` as the JSON object they hold, when it is wrapped in other text.
+
+    Models sometimes wrap the arguments in a code fence, add prose around them, or append an
+    end-of-turn token. Text that already looks like one object (``{...}``) is returned as it
+    is, unparsed: the tool layer parses and validates it, and reports bad JSON to the model.
+    Otherwise the first JSON object inside (a fenced one first) is returned re-encoded;
+    with none, the stripped text comes back unchanged for the tool layer to report.
+    """
+    text = arguments.strip()
+    if not text or (text[0] == "{" and text[-1] == "}") or "{" not in text:
+        return text
+    fence = _FENCE.search(text)
+    for source in (fence.group(1), text) if fence else (text,):
+        start = source.find("{")
+        while start != -1:
+            decoded = _decode_at(source, start)
+            if decoded is not None and isinstance(decoded[0], dict):
+                return json.dumps(decoded[0], ensure_ascii=False)
+            start = source.find("{", start + 1)
+    return text
+
+
 def _tagged(text: str, names: Collection[str]) -> tuple[str, list[ToolCall]]:
     if "<tool_call>" not in text:
         return text, []
@@ -153,7 +176,7 @@ def _as_call(value: Any, names: Collection[str], *, strict: bool) -> ToolCall | 
         return None
     arguments = source.get("arguments", source.get("parameters"))
     if isinstance(arguments, str):
-        text = arguments.strip() or "{}"
+        text = recover_json_object(arguments) or "{}"
     elif arguments is None:
         text = "{}"
     else:
