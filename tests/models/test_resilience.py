@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import sys
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
@@ -367,3 +368,17 @@ async def test_a_failed_call_is_one_warning_record(
         401,
         1,
     )
+
+
+async def test_without_opentelemetry_calls_are_only_logged(
+    make: Callable[..., ResilientModel],
+    chat_server: ChatServer,
+    caplog: pytest.LogCaptureFixture,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setitem(sys.modules, "opentelemetry", None)  # import opentelemetry now fails
+    model = make()
+    chat_server.push(completion("ok"))
+    with caplog.at_level(logging.INFO, logger="pymanus.models"):
+        await ask(model, stream=False)
+    assert [getattr(r, "outcome", None) for r in caplog.records if getattr(r, "event", None) == "model_call"] == ["ok"]
