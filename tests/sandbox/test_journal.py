@@ -12,10 +12,12 @@ from helpers.preset_cases import settings_for
 from pymanus import FilesChanged, RunResult, RunState
 from pymanus.agent.manus import build_manus_agent
 from pymanus.config import Settings
-from pymanus.models import ScriptedModel, call
+from pymanus.models import FunctionModel, ScriptedModel, call
+from pymanus.models.base import Model
 from pymanus.sandbox import Sandbox
 from pymanus.sandbox.history import collect_garbage, diff_run, undo_run
 from pymanus.sandbox.journal import STATE_DIR, BlobStore, JournalError
+from pymanus.sandbox.watch import WorkspaceWatch
 
 DATA = "name,city\r\nJosé,São Paulo\r\nZoë,Zürich\r\n".encode()
 OLD = b"old notes \xe2\x9c\x93\n"
@@ -26,8 +28,10 @@ def blobs(workspace: Path) -> list[str]:
     return sorted(BlobStore(workspace / STATE_DIR).all())
 
 
-async def run_script(workspace: Path, calls: list, settings: Settings | None = None) -> tuple[RunResult, list]:
-    agent = build_manus_agent(settings or settings_for(workspace), model=ScriptedModel(calls))
+async def run_script(
+    workspace: Path, calls: list, settings: Settings | None = None, model: Model | None = None
+) -> tuple[RunResult, list]:
+    agent = build_manus_agent(settings or settings_for(workspace), model=model or ScriptedModel(calls))
     events = []
     try:
         run = agent.start("Change the files.")
@@ -36,6 +40,16 @@ async def run_script(workspace: Path, calls: list, settings: Settings | None = N
         return run.result(), events
     finally:
         await agent.aclose()
+
+
+@pytest.fixture(params=["inotify", "walk"])
+def watching(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Code calls are compared by what inotify names, or (without it) by walking the workspace."""
+    if request.param == "walk":
+        monkeypatch.setattr(WorkspaceWatch, "start", classmethod(lambda cls, root: None))
+    elif WorkspaceWatch.start(Path(".")) is None:
+        pytest.skip("inotify is not available here")
+    return str(request.param)
 
 
 @pytest.fixture
@@ -58,7 +72,7 @@ async def three_changes(workspace: Path) -> tuple[RunResult, list]:
     )
 
 
-async def test_a_run_lists_its_changes_and_undo_restores_exact_bytes(workspace: Path) -> None:
+async def test_a_run_lists_its_changes_and_undo_restores_exact_bytes(workspace: Path, watching: str) -> None:
     result, events = await three_changes(workspace)
     assert result.state is RunState.FINISHED, result.output
     changes = {c.path: (c.change, c.size_before, c.size_after) for c in result.changes}
@@ -159,7 +173,7 @@ async def test_a_moved_workspace_still_undoes(workspace: Path) -> None:
     assert (moved / "old.txt").read_bytes() == OLD
 
 
-async def test_a_large_file_changed_twice_adds_two_blobs(workspace: Path) -> None:
+async def test_a_large_file_changed_twice_adds_two_blobs(workspace: Path, watching: str) -> None:
     (workspace / "big.bin").write_bytes(b"\x00" * (50 << 20))
     before = len(blobs(workspace))
     grow = "with open('big.bin', 'r+b') as f:\n    f.seek({at})\n    f.write(b'x')\n"
@@ -268,3 +282,26 @@ async def test_gc_keeps_recent_journals_and_referenced_blobs(workspace: Path) ->
         undo_run(workspace, ids[0])
     assert undo_run(workspace, ids[2]).restored == ["data.csv"]
     assert (workspace / "data.csv").read_text() == "v1\n"
+
+
+async def test_a_users_edit_between_code_calls_is_kept(workspace: Path, watching: str) -> None:
+    """The user edits a file while the model thinks; code then overwrites it: the edit can be brought back."""
+    script = iter(
+        [
+            call("python", code="print(open('data.csv').read())"),
+            call("python", code="open('data.csv', 'w').write('by the agent')\nopen('new/deep.txt', 'w')"),
+            call("terminate", status="success", message="ok"),
+        ]
+    )
+
+    def model(messages: list, tools: list) -> object:
+        if sum(m.role == "tool" for m in messages) == 1:
+            (workspace / "data.csv").write_text("the user's edit\n")  # between the two calls
+            (workspace / "new").mkdir()  # a new folder, watched from now on
+        return next(script)
+
+    result, _ = await run_script(workspace, [], model=FunctionModel(model))
+    assert {c.path: c.change for c in result.changes} == {"data.csv": "modified", "new/deep.txt": "created"}
+    assert undo_run(workspace, result.run_id).restored == ["data.csv"]
+    assert (workspace / "data.csv").read_text() == "the user's edit\n"
+    assert not (workspace / "new" / "deep.txt").exists()

@@ -130,6 +130,7 @@ def undo_run(workspace: Path | str, run_id: str, *, from_step: int | None = None
             done.append(Change(0, "undo", change.path, current, change.before, size, change.size_before))
     finally:
         journal.record(done)
+        journal.close()
     return report
 
 

@@ -34,7 +34,7 @@ import time
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 STATE_DIR = ".pymanus"
 """The workspace's own folder for journals and saved bytes; no tool or sandboxed code may change it."""
@@ -118,6 +118,8 @@ class BlobStore:
     def __init__(self, state: Path) -> None:
         self.root = state / "blobs"
         self._tmp = state / "tmp"
+        self._made: set[Path] = set()
+        """Folders known to exist (a mkdir costs a system call per blob otherwise)."""
 
     def path(self, sha: str) -> Path:
         """Where the blob of ``sha`` is (or would be)."""
@@ -191,7 +193,7 @@ class BlobStore:
             if self.has(sha):
                 temp.unlink()
             else:
-                self.path(sha).parent.mkdir(parents=True, exist_ok=True)
+                self._folder(self.path(sha).parent)
                 os.replace(temp, self.path(sha))
         except BaseException:
             temp.unlink(missing_ok=True)
@@ -204,15 +206,20 @@ class BlobStore:
             with open(temp, "wb") as out:
                 for chunk in chunks:
                     out.write(chunk)
-            self.path(sha).parent.mkdir(parents=True, exist_ok=True)
+            self._folder(self.path(sha).parent)
             os.replace(temp, self.path(sha))
         except BaseException:
             temp.unlink(missing_ok=True)
             raise
 
     def _temp(self) -> Path:
-        self._tmp.mkdir(parents=True, exist_ok=True)
+        self._folder(self._tmp)
         return self._tmp / f"{os.getpid()}-{secrets.token_hex(6)}"
+
+    def _folder(self, folder: Path) -> None:
+        if folder not in self._made:
+            folder.mkdir(parents=True, exist_ok=True)
+            self._made.add(folder)
 
 
 @dataclass(frozen=True)
@@ -249,6 +256,7 @@ class Journal:
         self._header: dict[str, Any] = {"run_id": run_id, "kind": kind, "started": time.time()}
         if undoes is not None:
             self._header["undoes"] = undoes
+        self._handle: TextIO | None = None
 
     def start(self) -> None:
         """Write the header (once): from then on the run is known, even if it changes nothing."""
@@ -258,13 +266,19 @@ class Journal:
                 handle.write(json.dumps(self._header) + "\n")
 
     def record(self, changes: list[Change]) -> None:
-        """Append ``changes`` (after the header, written first if need be)."""
+        """Append ``changes`` (after the header, written first if need be); each is on disk when this returns."""
         if not changes:
             return
         self.start()
         lines = [json.dumps(asdict(change), ensure_ascii=False) for change in changes]
-        with open(self.file, "a", encoding="utf-8") as handle:
-            handle.write("\n".join(lines) + "\n")
+        if self._handle is None or self._handle.closed:
+            self._handle = open(self.file, "a", encoding="utf-8")  # noqa: SIM115 - kept for the run
+        self._handle.write("\n".join(lines) + "\n")
+        self._handle.flush()
+
+    def close(self) -> None:
+        if self._handle is not None:
+            self._handle.close()
 
 
 def run_file(state: Path, run_id: str) -> Path:

@@ -47,11 +47,14 @@ from pymanus.sandbox.journal import (
     walk,
 )
 from pymanus.sandbox.protected import ProtectedPaths
+from pymanus.sandbox.watch import WorkspaceWatch
 from pymanus.tools.middleware import ToolMiddleware, with_note
 from pymanus.tools.tool import ToolContext, ToolResult
 
 PATH_TOOLS = frozenset({"write_file", "edit_file"})
 CODE_TOOLS = frozenset({"python", "shell"})
+_INLINE_BYTES = 256 * 1024
+"""A file tool's file up to this size is saved and hashed on the event loop, larger ones in a thread."""
 
 
 @dataclass
@@ -62,7 +65,6 @@ class _Before:
     """The one file a path tool changes; ``None`` for a code tool (the whole workspace)."""
     saved: tuple[str, int] | None = None
     """The file's sha256 and size (``None``: it did not exist)."""
-    stamps: dict[str, Stamp] = field(default_factory=dict)
 
 
 @dataclass
@@ -70,8 +72,14 @@ class _RunJournal:
     """One run's journal state (``ToolContext.store``)."""
 
     journal: Journal | None = None
+    store: BlobStore | None = None
     index: WorkspaceIndex | None = None
     calls: dict[str, _Before] = field(default_factory=dict)
+    stamps: dict[str, Stamp] | None = None
+    """Every file's stamp as the last code call left it (kept current from inotify, or by walking)."""
+    watch: WorkspaceWatch | None = None
+    unsaved: set[str] = field(default_factory=set)
+    """Files whose bytes are not in the store yet (what the last code call wrote)."""
 
 
 class FileJournal(ToolMiddleware):
@@ -111,7 +119,8 @@ class FileJournal(ToolMiddleware):
         if call.name not in self.path_tools and call.name not in self.code_tools:
             return call
         if call.name in self.code_tools:
-            run.calls[call.id] = _Before(stamps=await asyncio.to_thread(self._save_workspace, root, run))
+            await asyncio.to_thread(self._save_workspace, root, run)
+            run.calls[call.id] = _Before()
             return call
         relative = _relative(root, _path_argument(call))
         if relative is None:
@@ -127,8 +136,11 @@ class FileJournal(ToolMiddleware):
                 f"{list(self.protected.globs)}) protect it from changes. Read it, and write what you make "
                 "to a new file instead."
             )
-        store = BlobStore(root / STATE_DIR)
-        run.calls[call.id] = _Before(path=relative, saved=await asyncio.to_thread(store.put_file, root / relative))
+        store = self._store_of(root, run)
+        file = root / relative
+        small = (stamp := stamp_of(file)) is None or stamp[0] <= _INLINE_BYTES
+        saved = store.put_file(file) if small else await asyncio.to_thread(store.put_file, file)
+        run.calls[call.id] = _Before(path=relative, saved=saved)
         return call
 
     async def after_call(self, call: ToolCall, result: ToolResult, context: ToolContext) -> ToolResult:
@@ -138,10 +150,14 @@ class FileJournal(ToolMiddleware):
             return result
         root = self._root(context)
         if before.path is not None:
-            changes = await asyncio.to_thread(self._path_changes, root, run, before, context.step, call.name)
+            stamp = stamp_of(root / before.path)
+            if stamp is None or stamp[0] <= _INLINE_BYTES:  # a thread costs more than hashing a small file
+                changes = self._path_changes(root, run, before, context.step, call.name)
+            else:
+                changes = await asyncio.to_thread(self._path_changes, root, run, before, context.step, call.name)
             reverted: list[str] = []
         else:
-            changes, reverted = await asyncio.to_thread(self._code_changes, root, run, before, context, call.name)
+            changes, reverted = await asyncio.to_thread(self._code_changes, root, run, context, call.name)
         if changes:
             self._record(root, run, context, changes)
         if reverted:
@@ -161,7 +177,10 @@ class FileJournal(ToolMiddleware):
         old_sha, old_size = before.saved if before.saved is not None else (None, None)
         if run.index is not None:
             if sha is not None and stamp is not None:
-                run.index.set(before.path, stamp, sha, stored=BlobStore(root / STATE_DIR).has(sha))
+                stored = self._store_of(root, run).has(sha)
+                run.index.set(before.path, stamp, sha, stored=stored)
+                if not stored:
+                    run.unsaved.add(before.path)
             else:
                 run.index.forget(before.path)
             run.index.save()
@@ -171,64 +190,87 @@ class FileJournal(ToolMiddleware):
         return [Change(step, tool, before.path, old_sha, sha, old_size, size)]
 
     # -- code tools ----------------------------------------------------------------------
-    def _save_workspace(self, root: Path, run: _RunJournal) -> dict[str, Stamp]:
-        """Put every file's bytes in the store (each the first time it is seen, or seen changed); the stamps."""
-        store = BlobStore(root / STATE_DIR)
+    def _save_workspace(self, root: Path, run: _RunJournal) -> None:
+        """Before a code call: every file's bytes in the store (each the first time it is seen, or seen changed)."""
+        store = self._store_of(root, run)
         if run.index is None:
             run.index = WorkspaceIndex.load(root / STATE_DIR, store)
         index = run.index
-        stamps = walk(root)
-        for relative, stamp in stamps.items():
-            known = index.entries.get(relative)
-            if known is not None and known.stamp == stamp:
-                if not known.stored:
-                    self._store(store, index, root, relative, stamp)
-                continue
-            self._store(store, index, root, relative, stamp)
+        if run.stamps is None:
+            run.watch = WorkspaceWatch.start(root)  # before the walk, so no change slips in between
+            run.stamps = walk(root)
+            seen: dict[str, Stamp | None] = dict(run.stamps)
+        else:  # what changed between calls (the user, or a file tool) and what the last call left unsaved
+            seen = {path: new for path, (_, new) in self._moved(root, run).items()}
+        for path in run.unsaved - seen.keys():
+            seen[path] = run.stamps.get(path)
+        run.unsaved.clear()
+        for path, stamp in seen.items():
+            known = index.entries.get(path)
+            if stamp is None:
+                index.forget(path)
+            elif known is None or known.stamp != stamp or not known.stored:
+                saved = store.put_file(root / path)
+                if saved is not None:
+                    index.set(path, stamp, saved[0], stored=True)
         index.save()
-        return stamps
 
     @staticmethod
-    def _store(store: BlobStore, index: WorkspaceIndex, root: Path, relative: str, stamp: Stamp) -> None:
-        saved = store.put_file(root / relative)
-        if saved is not None:
-            index.set(relative, stamp, saved[0], stored=True)
+    def _moved(root: Path, run: _RunJournal) -> dict[str, tuple[Stamp | None, Stamp | None]]:
+        """Paths whose stamp changed since the last look, ``(before, after)``; ``run.stamps`` brought up to date.
+
+        Only the paths inotify names are checked while it watches; otherwise the workspace is walked.
+        """
+        assert run.stamps is not None
+        old = run.stamps
+        dirty = run.watch.dirty() if run.watch is not None else None
+        if dirty is None:
+            new = walk(root)
+            run.stamps = new
+            return {p: (old.get(p), new.get(p)) for p in old.keys() | new.keys() if old.get(p) != new.get(p)}
+        moved: dict[str, tuple[Stamp | None, Stamp | None]] = {}
+        for path in dirty:
+            stamp = stamp_of(root / path)
+            if old.get(path) != stamp:
+                moved[path] = (old.get(path), stamp)
+            if stamp is None:
+                old.pop(path, None)
+            else:
+                old[path] = stamp
+        return moved
 
     def _code_changes(
-        self, root: Path, run: _RunJournal, before: _Before, context: ToolContext, tool: str
+        self, root: Path, run: _RunJournal, context: ToolContext, tool: str
     ) -> tuple[list[Change], list[str]]:
         """What the call changed (size and mtime, then a hash of what may differ), less what was reverted."""
         assert run.index is not None
         index = run.index
-        store = BlobStore(root / STATE_DIR)
-        after = walk(root)
+        store = self._store_of(root, run)
         changes: list[Change] = []
-        for relative, stamp in after.items():
-            old = before.stamps.get(relative)
-            if old == stamp:
+        for path, (old, new) in sorted(self._moved(root, run).items()):
+            known = index.entries.get(path) if old is not None else None
+            if new is None:
+                index.forget(path)
+                if known is not None and old is not None:
+                    changes.append(Change(context.step, tool, path, known.sha, None, old[0], None))
                 continue
-            sha = sha256_of(root / relative)
+            sha = sha256_of(root / path)
             if sha is None:
                 continue
-            known = index.entries.get(relative) if old is not None else None
             if known is not None and known.sha == sha:  # touched, same bytes
-                index.set(relative, stamp, sha, stored=known.stored)
+                index.set(path, new, sha, stored=known.stored)
                 continue
             if old is not None and known is None:  # it vanished while it was being saved: nothing to compare
                 continue
-            index.set(relative, stamp, sha, stored=store.has(sha))
+            stored = store.has(sha)
+            index.set(path, new, sha, stored=stored)
+            if not stored:
+                run.unsaved.add(path)  # saved before the next code call, which may change it
             old_sha, old_size = (known.sha, old[0]) if known is not None and old is not None else (None, None)
-            changes.append(Change(context.step, tool, relative, old_sha, sha, old_size, stamp[0]))
-        for relative, old in before.stamps.items():
-            if relative not in after:
-                known = index.entries.get(relative)
-                index.forget(relative)
-                if known is not None:
-                    changes.append(Change(context.step, tool, relative, known.sha, None, old[0], None))
+            changes.append(Change(context.step, tool, path, old_sha, sha, old_size, new[0]))
         reverted = self._revert_protected(root, index, changes)
         index.save()
-        kept = [change for change in changes if change.path not in reverted]
-        return sorted(kept, key=lambda c: c.path), reverted
+        return [change for change in changes if change.path not in reverted], reverted
 
     def _revert_protected(self, root: Path, index: WorkspaceIndex, changes: list[Change]) -> list[str]:
         """Put back read-only paths that code changed; the paths put back."""
@@ -254,6 +296,12 @@ class FileJournal(ToolMiddleware):
         return reverted
 
     # -- recording -----------------------------------------------------------------------
+    @staticmethod
+    def _store_of(root: Path, run: _RunJournal) -> BlobStore:
+        if run.store is None:
+            run.store = BlobStore(root / STATE_DIR)
+        return run.store
+
     def _start(self, root: Path, run: _RunJournal, run_id: str) -> None:
         """The run's journal, begun at its first tool call; the oldest journals beyond ``keep_runs`` go."""
         state = root / STATE_DIR
