@@ -39,8 +39,8 @@ class TestsPass(Extension):
         now, changed = changed_since_start(context)
         if now is None or not any(_TEST_FILE.fullmatch(path.rsplit("/", 1)[-1]) for path in now):
             return None
-        if not any(path.endswith(".py") for path in changed):
-            return None
+        if not any(path.endswith(".py") for path in changed) or self.sandbox.refusal() is not None:
+            return None  # nothing to test, or no sandbox to run the tests in
         result = await self.sandbox.run(test_command(), env={"PYTHONDONTWRITEBYTECODE": "1"})
         if result.ok:
             return None

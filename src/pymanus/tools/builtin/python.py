@@ -156,7 +156,7 @@ class PythonRunner:
 
     def _description(self) -> str:
         libs = self.libraries
-        isolated = self.sandbox.active_backend != "none"
+        isolated = self.sandbox.confined
         where = "an isolated sandbox" if isolated else "a separate process (not isolated: touch only the workspace)"
         missing = [name for name in ("numpy", "pandas", "matplotlib") if name not in libs]
         lines = [

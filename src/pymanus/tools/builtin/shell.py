@@ -139,7 +139,7 @@ def shell_tool(sandbox: Sandbox, *, allow_programs: Iterable[str] | None = None)
             f"Only these programs may be used: {', '.join(allowed)}. "
             "No $(...), backticks, here-documents or variable assignments."
         )
-    if sandbox.active_backend == "bwrap" and not sandbox.network:
+    if sandbox.confined and not sandbox.network:
         description.append("There is no network access.")
     return Tool(
         shell,
