@@ -333,7 +333,7 @@ def test_checkers_survive_garbage_in_every_output_file(workspace: Path) -> None:
 def test_the_project_checker_fails_a_pyproject_toml_of_the_wrong_shape(workspace: Path, toml: str) -> None:
     (layout,) = select(["project_layout"])
     project_layout(workspace)
-    write(workspace, "pyproject.toml", toml)  # project_layout run 67: the checker crashed on a string
+    write(workspace, "pyproject.toml", toml)  # the checker must not crash on a string
     assert layout.check(workspace, "") == (False, "pyproject.toml has no [project] table")
 
 
@@ -378,7 +378,7 @@ def test_json_in_a_code_fence_is_accepted(workspace: Path) -> None:
 def test_the_project_checker_takes_every_test_file_name_pytest_collects(workspace: Path, name: str) -> None:
     (layout,) = select(["project_layout"])
     project_layout(workspace)
-    (workspace / "tests" / "test_cli.py").rename(workspace / "tests" / name)  # run 95 wrote tests/main_test.py
+    (workspace / "tests" / "test_cli.py").rename(workspace / "tests" / name)  # a test file of another name
     assert layout.check(workspace, "") == (True, "ok")
     (workspace / "tests" / name).rename(workspace / "tests" / "cli_tests.py")  # pytest would not collect it
     assert layout.check(workspace, "") == (False, "tests/ has no test file that tests main()")

@@ -76,7 +76,7 @@ def test_quotes_in_comments_are_ignored() -> None:
             "found = []\nfor root, dirs, names in walk('src'):\n    for name in names:\n        if 'T' in name:\n"
             "            found.append(name)\n        print(root)\nprint(found)",
         ),
-        (  # find_todos run 66: a header after a simple statement, with no ; between (not `a if b else c`)
+        (  # a header after a simple statement, with no ; between (not `a if b else c`)
             "for n in names: path = join(d, n) with open(path) as f: for line in f: if 'T' in line: x = 1 if n else 2",
             "for n in names:\n    path = join(d, n)\n    with open(path) as f:\n        for line in f:\n"
             "            if 'T' in line:\n                x = 1 if n else 2",
@@ -134,7 +134,7 @@ def test_a_line_break_in_a_string_and_a_chained_block_are_repaired_together() ->
 
 
 def test_line_breaks_escaped_twice_between_statements_become_line_breaks() -> None:
-    # Seen from a 1.5B model: \\n in the JSON after the first line, so the loop arrived as one line.
+    # \\n in the JSON after the first line, so the loop arrives as one line.
     broken = (
         "import os, re\nfor folder, _, names in os.walk('.'):\\n    for name in sorted(names):  # each file's\\n"
         "        if name.endswith('.md'):\\n            print(re.sub(r'\\s+', ' ', name), 'a\\nb', \"\"\"x\\ny\"\"\")"
@@ -161,7 +161,7 @@ def test_escaped_line_breaks_are_left_when_the_repair_does_not_apply(code: str) 
 
 
 def test_an_f_strings_own_quote_inside_its_braces_becomes_the_other_quote() -> None:
-    # Python 3.12 syntax the 1.5B wrote (word_counts); the sandbox's 3.11 stops at it.
+    # Python 3.12 syntax; the sandbox's 3.11 stops at it.
     code = "d = {'total': 3}\nprint(f'| total | {d['total']} |')"
     assert repair(code) == ("d = {'total': 3}\nprint(f'| total | {d[\"total\"]} |')", QUOTES_NOTE)
     assert repair_nested_quotes('print(f"{x["a"]} {{kept}}")') == "print(f\"{x['a']} {{kept}}\")"
@@ -172,7 +172,7 @@ def test_an_f_strings_own_quote_inside_its_braces_becomes_the_other_quote() -> N
 
 
 def test_carriage_returns_inside_a_string_are_escaped_like_line_breaks() -> None:
-    # JSON "\r\n" and "\t" inside the model's r'...' decode to CR LF and TAB (word_counts run 69)
+    # JSON "\r\n" and "\t" inside the model's r'...' decode to CR LF and TAB
     broken = "import re\ncounts = len(re.findall(r'\t|\n|\r\n|\n\r\nc', 'a\\nb'))\r\nprint(counts)"
     repaired, _ = repair_string_line_breaks(broken) or ("", True)
     assert repaired == "import re\ncounts = len(re.findall(r'\t|\\n|\\r\\n|\\n\\r\\nc', 'a\\nb'))\nprint(counts)"
@@ -230,7 +230,7 @@ def test_quotes_inside_a_file_written_line_by_line_are_the_files_text() -> None:
 
 
 def test_a_line_under_a_header_that_is_not_indented_becomes_its_body() -> None:
-    # project_layout run 224: `with open(...) as f:` over an unindented f.write, with raw line breaks too.
+    # `with open(...) as f:` over an unindented f.write, with raw line breaks too.
     code = "import os\nwith open('a.txt', 'w') as f:\nf.write('x\ny')\nfor n in [1]:\n  if n:\n  print(n)"
     repaired, note = repair(code)
     assert repaired == (

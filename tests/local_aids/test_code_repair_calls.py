@@ -118,7 +118,7 @@ async def test_line_breaks_a_model_put_inside_python_string_literals_are_written
 async def test_a_module_with_escaped_line_breaks_between_statements_is_written_with_line_breaks(
     once: Aided, sandbox: Sandbox
 ) -> None:
-    # project_layout run 70: JSON's \\n between statements, and cli.py did not parse.
+    # JSON's \\n between statements: the module would not parse.
     content = 'def main(): print("Weather CLI ready")\\nif __name__ == "__main__": main()'
     result = (await once.outcome("write_file", path="weather/cli.py", content=content)).result
     assert (sandbox.workspace / "weather" / "cli.py").read_text() == content.replace("\\n", "\n")

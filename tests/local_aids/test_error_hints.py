@@ -49,8 +49,7 @@ async def test_a_successful_result_is_not_annotated(sandbox: Sandbox) -> None:
 
 
 async def test_a_number_where_values_were_expected_names_the_single_value(once: Aided) -> None:
-    """customer_totals: the 1.5B called mean() on each customer's summed float and, told only
-    "'float' object is not iterable", ran the same code again."""
+    """Told only "'float' object is not iterable" for mean() of a summed float, a model runs the same code again."""
     code = "from statistics import mean\ntotals = {'Alice': 291.88}\naverage = {n: mean(t) for n, t in totals.items()}"
     result = await once(code)
     assert "TypeError: 'float' object is not iterable" in result.text
@@ -84,7 +83,7 @@ async def test_unpacking_the_wrong_number_of_values_says_to_look_at_one_item(
 
 @pytest.mark.skipif(find_spec("pandas") is None, reason="pandas is not installed")
 async def test_a_table_of_columns_of_different_lengths_names_their_lengths(session: Aided) -> None:
-    # word_counts run 81: the total appended to two of the three lists, then the same code sent again.
+    # A total appended to two of three lists: pandas does not say which column is short.
     code = (
         "import pandas as pd\nfiles = ['a.txt', 'b.txt']\nlines = [3, 5]\nwords = [20, 22]\n"
         "lines.append(sum(lines))\nwords.append(sum(words))\n"
@@ -239,7 +238,7 @@ async def test_a_name_defined_in_a_workspace_module_says_where(once: Aided, sand
 
 
 async def test_a_name_error_raised_in_a_workspace_module_names_that_module(once: Aided, sandbox: Sandbox) -> None:
-    # add_function: the 1.5B appended `result = result[:-1]` to textutils.py, and was told to import `result`.
+    # A module-level statement that fails in a workspace module must not read as a name to import.
     body = "def slugify(title):\n    result = title.lower()\n    return result\nresult = result[:-1]\n"
     (sandbox.workspace / "textutils.py").write_text(body)
     result = await once("from textutils import slugify\nprint(slugify('Hello'))")
@@ -251,7 +250,7 @@ async def test_a_name_error_raised_in_a_workspace_module_names_that_module(once:
     (sandbox.workspace / "textutils.py").write_text("def slugify(title):\n    return titel\n")
     inside = await once("from textutils import slugify\nprint(slugify('Hello'))")
     assert inside.is_error and "The NameError is in textutils.py, line 2" in inside.text
-    # add_function run 83: the 1.5B's slugify used re without importing it, and never added the import.
+    # A workspace module that uses a standard module without importing it.
     (sandbox.workspace / "textutils.py").write_text("def slugify(title):\n    return re.sub('[^a-z]+', '-', title)\n")
     module = await once("from textutils import slugify\nprint(slugify('Hello'))")
     assert module.is_error and module.text.endswith(
@@ -262,8 +261,7 @@ async def test_a_name_error_raised_in_a_workspace_module_names_that_module(once:
 
 
 async def test_a_missing_import_in_a_workspace_module_names_that_module(once: Aided, sandbox: Sandbox) -> None:
-    # project_layout run 97: weather/cli.py began with `import main`, and the 1.5B was told that `main` is
-    # a library missing from the sandbox, so it rewrote the files that were right.
+    # A workspace module importing a name that is neither installed nor written: the module's line is what to fix.
     (sandbox.workspace / "weather").mkdir()
     (sandbox.workspace / "weather" / "__init__.py").write_text("from weather.cli import main\n")
     (sandbox.workspace / "weather" / "cli.py").write_text("import main\n")
@@ -309,8 +307,7 @@ async def test_an_unclosed_bracket_is_named(once: Aided) -> None:
 
 
 async def test_a_method_imported_from_a_module_is_named_as_the_method_it_is(session: Aided, sandbox: Sandbox) -> None:
-    # fix_failing_test: the 1.5B imported a TestCase's method from the test module, was told to write it
-    # there, and added a copy to the test file.
+    # A test method imported from a test module is a method of its TestCase, not a function to write.
     test = "import unittest\n\nclass StatsTest(unittest.TestCase):\n    def test_median_even(self):\n        pass\n"
     (sandbox.workspace / "test_stats.py").write_text(test)
     result = await session("from test_stats import test_median_even")

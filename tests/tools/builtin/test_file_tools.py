@@ -201,7 +201,7 @@ async def test_edit_text_not_found_names_the_closest_line(tools: dict[str, Tool]
 async def test_edit_text_quoted_without_its_indentation_is_found_and_new_text_indented_alike(
     tools: dict[str, Tool], jail: PathJail
 ) -> None:
-    # add_function run 98: the 1.5B quoted a function's body flush left, four times, each refused.
+    # A function's body quoted flush left, as models do.
     source = "def slugify(title):\n    import re\n\n    return re.sub('[^a-z]+', '-', title)\n"
     (jail.root / "textutils.py").write_text(source)
     old = "import re\n\nreturn re.sub('[^a-z]+', '-', title)"

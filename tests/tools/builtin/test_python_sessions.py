@@ -128,7 +128,7 @@ async def test_file_helpers_are_predefined(once: Tool, sandbox: Sandbox) -> None
     assert "wrote 2 characters to out/a.txt" in result.text and "42" in result.text
     assert (sandbox.workspace / "out" / "a.txt").read_text() == "42"
     assert "write_file(path, text)" in once.description
-    # find_todos: the 1.5B wrote its list a line at a time with append=True, refused before.
+    # A list file written a line at a time from a loop.
     loop = "for path in ['a.py', 'b.py']:\n    write_file('out/a.txt', path + '\\n', append=True)"
     added = await call(once, loop)
     assert not added.is_error and "added 5 characters to out/a.txt" in added.text

@@ -69,8 +69,7 @@ async def test_traceback_shows_the_failing_line(once: Tool) -> None:
 
 
 async def test_a_wrong_value_shows_the_values_its_line_read(once: Tool) -> None:
-    """customer_totals: the 1.5B called mean() on each customer's summed float and, told only
-    "'float' object is not iterable", ran the same code again."""
+    """Told only "'float' object is not iterable" for mean() of a summed float, a model runs the same code again."""
     code = (
         "from statistics import mean\n"
         "totals = {'Alice': 291.88}\n"
