@@ -47,6 +47,9 @@ class ModelConfig(_Section):
     """...until this many seconds have passed; then one call probes it."""
     fallback: list[str] = Field(default_factory=list)
     """Models tried in order when this one fails or its breaker is open."""
+    tokenizer: str = ""
+    """A ``tokenizer.json`` counting this model's tokens (needs the ``tokenizers`` package);
+    else ``local:`` models count with their own tokenizer and others with the calibrated estimate."""
 
     @field_validator("name")
     @classmethod
@@ -113,6 +116,31 @@ class LocalAidsConfig(_Section):
     disabled: list[str] = Field(default_factory=list)
 
 
+class ContextConfig(_Section):
+    """``[context]``: what of a long history each request carries (see ``docs/context.md``)."""
+
+    enabled: bool = True
+    """Fit every request into ``[model] context_window`` (or a local model's own window)."""
+    reserve_tokens: int = Field(default=1024, ge=0)
+    """Tokens kept free for the answer when a request sets no ``max_tokens``."""
+    cut_tool_results: bool = True
+    """Cut long tool results of old turns (their head is kept)..."""
+    tool_result_tokens: int = Field(default=400, ge=16)
+    """...to about this many tokens."""
+    drop_images: bool = True
+    """Drop the screenshots of old turns."""
+    summarise: bool = True
+    """Replace the oldest turns with a summary the model writes (else they are dropped with a note)."""
+    keep_recent: int = Field(default=3, ge=1)
+    """The latest turns, always sent."""
+    tool_selection: int = Field(default=12, ge=0)
+    """With more tools than this, each request offers only those relevant to the step (0: never)."""
+    tool_selection_local: bool = False
+    """Select tools for ``local:`` models too (off: a changing tool list defeats their prompt cache)."""
+    memory: str = ""
+    """SQLite file of the long-term memory of past runs (empty: no memory)."""
+
+
 class Settings(_Section):
     """All settings of PyManus."""
 
@@ -122,6 +150,7 @@ class Settings(_Section):
     workspace: WorkspaceConfig = Field(default_factory=WorkspaceConfig)
     web: WebConfig = Field(default_factory=WebConfig)
     local_aids: LocalAidsConfig = Field(default_factory=LocalAidsConfig)
+    context: ContextConfig = Field(default_factory=ContextConfig)
     source: str | None = Field(default=None, exclude=True)
     """The config file these settings were read from, if any."""
 

@@ -9,7 +9,9 @@ With ``validate=True`` it rejects, with HTTP 400 and OpenAI's error JSON, the hi
 providers reject: a tool message that does not answer a call of the immediately preceding
 assistant message, calls left unanswered, images outside user messages, unknown roles.
 With ``api_key=...`` it answers 401 to any other bearer token; with ``context_tokens=N`` it
-answers 400 ``context_length_exceeded`` when the request is larger than about N tokens.
+answers 400 ``context_length_exceeded`` when the request is larger than about N tokens;
+with ``max_prompt_tokens=N`` it counts the prompt's tokens as PyManus estimates them
+(messages and tools, plus the ``max_tokens`` asked for) and answers that 400 above N.
 
 Run it inside the test's event loop (``async with ChatServer() as server``) or in a
 background thread with its own loop (``server.start()`` / ``server.stop()``), e.g. for a
@@ -217,6 +219,16 @@ def stream_chunks(body: dict[str, Any], *, include_usage: bool = False, piece: i
     return out
 
 
+def prompt_tokens(body: dict[str, Any]) -> int:
+    """The prompt tokens of a request body, as PyManus's calibrated estimate counts them."""
+    from pymanus.context.tokens import estimate_messages_tokens, estimate_text_tokens
+    from pymanus.messages import Message
+
+    messages = [Message.from_wire(m) for m in body.get("messages") or []]
+    tools = sum(estimate_text_tokens(json.dumps(t, separators=(",", ":"))) + 8 for t in body.get("tools") or [])
+    return estimate_messages_tokens(messages) + tools
+
+
 # -- validation of the conversation ---------------------------------------------------------
 
 _ROLES = {"system", "user", "assistant", "tool", "developer"}
@@ -305,6 +317,9 @@ class ChatServer:
         api_key: when set, answer 401 to requests without ``Authorization: Bearer <api_key>``.
         context_tokens: when set, answer 400 ``context_length_exceeded`` to requests whose
             JSON is longer than about ``context_tokens * 4`` characters.
+        max_prompt_tokens: when set, answer that 400 to requests whose messages and tools,
+            counted with :func:`prompt_tokens`, plus their ``max_tokens``, exceed it;
+            ``.prompt_tokens`` records every request's count.
         piece: characters per streamed text delta.
     """
 
@@ -314,11 +329,15 @@ class ChatServer:
         validate: bool = False,
         api_key: str | None = None,
         context_tokens: int | None = None,
+        max_prompt_tokens: int | None = None,
         piece: int = 4,
     ) -> None:
         self.validate = validate
         self.api_key = api_key
         self.context_tokens = context_tokens
+        self.max_prompt_tokens = max_prompt_tokens
+        self.prompt_tokens: list[int] = []
+        """With ``max_prompt_tokens``: the prompt tokens of every request, in order."""
         self.piece = piece
         self.requests: list[dict[str, Any]] = []
         """Every JSON body received, in order (including rejected ones)."""
@@ -456,6 +475,11 @@ class ChatServer:
                 return self._error(problem)
         if self.context_tokens is not None and len(raw) > self.context_tokens * 4:
             return self._error(context_overflow(self.context_tokens, len(raw) // 4))
+        if self.max_prompt_tokens is not None and isinstance(body, dict):
+            tokens = prompt_tokens(body)
+            self.prompt_tokens.append(tokens)
+            if tokens + int(body.get("max_tokens") or 0) > self.max_prompt_tokens:
+                return self._error(context_overflow(self.max_prompt_tokens, tokens))
         reply = await self._next_reply(body if isinstance(body, dict) else {})
         return await self._send(request, body if isinstance(body, dict) else {}, reply)
 

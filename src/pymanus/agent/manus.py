@@ -106,10 +106,12 @@ def sandbox_for(settings: Settings) -> Sandbox:
 
 
 def preset_model(settings: Settings) -> Model:
-    """The model ``settings`` name, with their endpoint, window, timeouts, retries and fallbacks."""
+    """The model ``settings`` name, with their endpoint, window, timeouts, retries and fallbacks;
+    every request fitted into the window (``[context]``, :mod:`pymanus.context.window`)."""
+    from pymanus.context.window import windowed_model
     from pymanus.models.resilience import gateway_model
 
-    return gateway_model(settings.model)
+    return windowed_model(gateway_model(settings.model), settings)
 
 
 def build_manus_agent(
