@@ -165,10 +165,37 @@ def build_manus_agent(
         timeout=settings.agent.timeout,
         workspace=workspace,
         stream=True,
-        extensions=[WorkspaceListing(), *extensions, WorkspaceJournal(workspace, settings)],
+        extensions=[
+            WorkspaceListing(),
+            *extensions,
+            *_context_extensions(model),
+            WorkspaceJournal(workspace, settings),
+        ],
         settings=model_settings,
     )
+    if settings.context.memory:
+        _install_memory(agent, settings.context.memory)
     agent.system_prompt = SYSTEM_PROMPT.format(tools=describe_tools(list(agent.toolset)))
     agent.on_run_end(python.close_session)
     agent.on_close(python.aclose)
     return agent
+
+
+def _context_extensions(model: Model) -> list[Extension]:
+    """:class:`~pymanus.context.window.WindowScope` when the model is windowed (its trims then name the run)."""
+    from pymanus.context.window import WindowedModel, WindowScope
+
+    return [WindowScope()] if isinstance(model, WindowedModel) else []
+
+
+def _install_memory(agent: Agent, path: str) -> None:
+    """``[context] memory``: past runs in the briefing, ``search_memory``, each run recorded at its end."""
+    from pymanus.context.memory import LongTermMemory, MemoryStore
+
+    store = MemoryStore(path)
+    LongTermMemory(store).install(agent)
+
+    async def close() -> None:
+        store.close()
+
+    agent.on_close(close)
