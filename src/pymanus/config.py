@@ -76,6 +76,23 @@ class AgentConfig(_Section):
     timeout: float | None = Field(default=None, gt=0)
 
 
+class LimitsConfig(_Section):
+    """``[limits]``: what one run may spend on its model (unset: no limit); see ``UsageLimits``."""
+
+    max_requests: int | None = Field(default=None, ge=1)
+    max_input_tokens: int | None = Field(default=None, ge=1)
+    max_output_tokens: int | None = Field(default=None, ge=1)
+    max_total_tokens: int | None = Field(default=None, ge=1)
+    max_cost: float | None = Field(default=None, gt=0)
+
+
+class PriceConfig(_Section):
+    """One model's price per million tokens, in ``[prices."openai:gpt-4o-mini"]``."""
+
+    input: float = Field(default=0.0, ge=0)
+    output: float = Field(default=0.0, ge=0)
+
+
 class SandboxConfig(_Section):
     """``[sandbox]``: how model-written code is isolated."""
 
@@ -150,6 +167,9 @@ class Settings(_Section):
     workspace: WorkspaceConfig = Field(default_factory=WorkspaceConfig)
     web: WebConfig = Field(default_factory=WebConfig)
     local_aids: LocalAidsConfig = Field(default_factory=LocalAidsConfig)
+    limits: LimitsConfig = Field(default_factory=LimitsConfig)
+    prices: dict[str, PriceConfig] = Field(default_factory=dict)
+    """Per model string, what it costs (for ``[limits] max_cost`` and the run's cost)."""
     context: ContextConfig = Field(default_factory=ContextConfig)
     source: str | None = Field(default=None, exclude=True)
     """The config file these settings were read from, if any."""

@@ -132,6 +132,16 @@ def test_an_openai_model_gets_no_local_aids(chat_server_thread: ChatServer, tmp_
     assert len(second["messages"]) == 4  # no progress_note reminder after the tool result
 
 
+def test_configured_limits_end_a_run_with_its_reason(chat_server_thread: ChatServer, tmp_path: Path) -> None:
+    (tmp_path / "pymanus.toml").write_text("[limits]\nmax_requests = 1\n")
+    chat_server_thread.push(completion(tool_calls=[tool_call("planning", {"command": "get"})]))
+    proc = run_cli(["run", "--json", "--model", "openai:any", "x"], tmp_path, chat_server_thread)
+    assert proc.returncode == 1, proc.stderr
+    summary = json.loads(proc.stdout)
+    assert (summary["state"], summary["steps"], summary["usage"]["requests"]) == ("error", 2, 1)
+    assert summary["output"] == "The run reached its limit of 1 requests (1 spent)."
+
+
 def test_an_aid_can_be_switched_on_for_any_model(chat_server_thread: ChatServer, tmp_path: Path) -> None:
     (tmp_path / "pymanus.toml").write_text('[local_aids]\nenabled = ["worked_example", "progress_note"]\n')
     chat_server_thread.push(
@@ -178,6 +188,8 @@ def test_usage_and_config_errors_exit_2_with_one_line(
         ('[sandbox]\nbackend = "docker"', "sandbox.backend: Input should be 'auto', 'bwrap', 'landlock' or 'none'"),
         ("[agent]\nattempts = 2", "agent.attempts: unknown key"),
         ('[local_aids]\nenabled = ["nope"]', "local_aids.enabled: unknown aid 'nope'"),
+        ("[limits]\nmax_cost = -1", "limits.max_cost: Input should be greater than 0"),
+        ('[prices."openai:x"]\ninput = "cheap"', "prices.openai:x.input: Input should be a valid number"),
     ],
 )
 def test_bad_config_file_exits_2(tmp_path: Path, config: str, message: str) -> None:

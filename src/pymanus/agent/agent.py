@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from pymanus.agent.events import Event, RunFinished
 from pymanus.agent.extensions import AnswerCheck, AnswerCheckExtension, Extension
-from pymanus.agent.limits import RunLimits
+from pymanus.agent.limits import Price, RunLimits, UsageLimits
 from pymanus.agent.loop import NextStepPrompt, Run, RunSpec
 from pymanus.agent.result import RunResult
 from pymanus.models.base import Model, ModelSettings
@@ -62,6 +62,9 @@ class Agent:
         middleware: :class:`~pymanus.tools.middleware.ToolMiddleware` every tool call goes through.
         extensions: :class:`~pymanus.agent.extensions.Extension` objects adding instructions,
             a briefing to the first message, per-step reminders, answer checks and middleware.
+        usage_limits: the requests, tokens and cost a run may spend (:class:`UsageLimits`).
+        price: what the model costs per million tokens, for ``usage_limits.max_cost`` and
+            ``RunResult.cost``.
     """
 
     def __init__(
@@ -84,6 +87,8 @@ class Agent:
         answer_checks: Sequence[AnswerCheck] = (),
         middleware: Sequence[ToolMiddleware] = (),
         extensions: Sequence[Extension] = (),
+        usage_limits: UsageLimits | None = None,
+        price: Price | None = None,
     ) -> None:
         if max_steps < 1:
             raise ValueError("max_steps must be at least 1")
@@ -100,8 +105,10 @@ class Agent:
             max_steps=max_steps,
             timeout=timeout,
             max_repeats=max_repeats,
+            usage=usage_limits or UsageLimits(),
             wrap_up=wrap_up,
         )
+        self.price = price
         self.finish_on_text = finish_on_text
         self.stream = stream
         self.settings = settings or ModelSettings()
@@ -147,6 +154,7 @@ class Agent:
             next_step_prompt=self.next_step_prompt,
             extensions=tuple(self.extensions),
             on_end=tuple(self._run_end_hooks),
+            price=self.price,
         )
         return Run(spec=spec, task=task)
 

@@ -117,17 +117,6 @@ class FilesChanged(_Event):
     changes: list[FileChange]
 
 
-class RunRestarted(_Event):
-    """An attempt failed, the workspace is put back as the run found it, and ``attempt`` begins."""
-
-    type: Literal["run_restarted"] = "run_restarted"
-    attempt: int
-    reason: str
-    """Why the failed attempt ended (``stuck``, ``tool_failures``, ``terminate``)."""
-    output: str
-    """What it ended with (the stuck call, the last error, the model's account of its failure)."""
-
-
 class RunFinished(_Event):
     """The run ended; ``state`` says how and ``reason`` why."""
 
@@ -148,7 +137,6 @@ AnyEvent = (
     | StepFinished
     | PlanUpdated
     | FilesChanged
-    | RunRestarted
     | RunFinished
 )
 Event = Annotated[AnyEvent, Field(discriminator="type")]

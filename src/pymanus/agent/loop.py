@@ -36,12 +36,13 @@ from pymanus.agent.events import (
 )
 from pymanus.agent.extensions import Extension, settled
 from pymanus.agent.guards import FailureGuard, RepeatGuard
-from pymanus.agent.limits import RunLimits
+from pymanus.agent.limits import Price, RunLimits
 from pymanus.agent.notes import NO_TOOL_CALL_NUDGE, NOT_FINISHED, REPEAT_HINT, UNREADABLE_NOTE, WRAP_UP_PROMPT
 from pymanus.agent.result import RunResult, net_file_changes
 from pymanus.errors import ModelError, ModelOutputError
 from pymanus.messages import Message, Usage
 from pymanus.models.base import Model, ModelResponse, ModelSettings, TextChunk, ToolDefinition
+from pymanus.models.telemetry import call_scope
 from pymanus.tools.tool import ToolContext
 from pymanus.tools.toolset import ToolOutcome, Toolset
 
@@ -67,6 +68,8 @@ class RunSpec:
     next_step_prompt: str | NextStepPrompt | None = None
     extensions: Sequence[Extension] = ()
     on_end: tuple[Callable[[str], Awaitable[None]], ...] = ()
+    price: Price | None = None
+    """What the model costs, for ``limits.usage.max_cost`` and ``RunResult.cost``."""
 
 
 @dataclass
@@ -113,6 +116,7 @@ class Run:
             messages=list(self.messages),
             workspace=str(self.spec.context.workspace),
             changes=net_file_changes(self._changes),
+            cost=self.cost if self.spec.price is not None else None,
         )
 
     async def events(self) -> AsyncGenerator[AnyEvent, None]:
@@ -186,6 +190,18 @@ class Run:
     def _end(self, state: RunState, reason: str, output: str) -> None:
         self.state, self.reason, self.output = state, reason, output
 
+    @property
+    def cost(self) -> float:
+        """What the run's requests cost by the model's price (0 without one)."""
+        return self.spec.price.cost(self.usage) if self.spec.price is not None else 0.0
+
+    def _spent(self) -> bool:
+        """End the run if it has reached a usage limit; whether it has."""
+        reached = self.spec.limits.usage.exceeded(self.usage, self.cost)
+        if reached is not None:
+            self._end(RunState.ERROR, "usage_limit", reached)
+        return reached is not None
+
     # -- steps ---------------------------------------------------------------------------
     async def _steps(self) -> AsyncGenerator[AnyEvent, None]:
         guards = _Steps(RepeatGuard(self.spec.limits.max_repeats))
@@ -198,6 +214,8 @@ class Run:
 
     async def _step(self, guards: _Steps) -> AsyncGenerator[AnyEvent, None]:
         """One step: ask the model, then judge its answer or run its calls."""
+        if self._spent():
+            return
         response: ModelResponse | None = None
         async for item in self._ask_readable(await self._request(), self.spec.toolset.definitions()):
             if isinstance(item, ModelResponse):
@@ -213,7 +231,7 @@ class Run:
         else:
             await self._answer_in_text(message.text)
         yield StepFinished(run_id=self.run_id, step=self.step, usage=self.usage)
-        if guards.wrap_up is not None and self.state is RunState.RUNNING:
+        if guards.wrap_up is not None and self.state is RunState.RUNNING and not self._spent():
             async for event in self._wrap_up(guards.wrap_up):
                 yield event
 
@@ -375,7 +393,8 @@ class Run:
             stream = aiter(spec.model.stream(request, tools, settings))
             while response is None:
                 try:
-                    item = await self._bounded(anext(stream))
+                    with call_scope(**self._log_extra()):
+                        item = await self._bounded(anext(stream))
                 except StopAsyncIteration:
                     raise ModelError(f"{spec.model.name} ended its stream without a response") from None
                 if isinstance(item, TextChunk):
@@ -383,7 +402,8 @@ class Run:
                 else:
                     response = item
         else:
-            response = await self._bounded(spec.model.request(request, tools, settings))
+            with call_scope(**self._log_extra()):
+                response = await self._bounded(spec.model.request(request, tools, settings))
         self.usage = self.usage + response.usage
         logger.info(
             "model call %s",

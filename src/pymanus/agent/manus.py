@@ -16,6 +16,7 @@ from pathlib import Path
 
 from pymanus.agent.agent import Agent
 from pymanus.agent.extensions import Extension
+from pymanus.agent.limits import Price, UsageLimits
 from pymanus.config import Settings
 from pymanus.models.base import Model, ModelSettings
 from pymanus.sandbox.paths import PathJail
@@ -114,6 +115,12 @@ def preset_model(settings: Settings) -> Model:
     return windowed_model(gateway_model(settings.model), settings)
 
 
+def _price(settings: Settings, model_name: str) -> Price | None:
+    """The price ``settings`` give ``model_name`` (``None``: none given)."""
+    price = settings.prices.get(model_name)
+    return Price(input=price.input, output=price.output) if price is not None else None
+
+
 def build_manus_agent(
     settings: Settings,
     *,
@@ -172,6 +179,8 @@ def build_manus_agent(
             WorkspaceJournal(workspace, settings),
         ],
         settings=model_settings,
+        usage_limits=UsageLimits(**settings.limits.model_dump()),
+        price=_price(settings, model.name),
     )
     if settings.context.memory:
         _install_memory(agent, settings.context.memory)

@@ -25,6 +25,8 @@ class RunResult(BaseModel):
     messages: list[Message] = Field(default_factory=list)
     workspace: str | None = None
     changes: list[FileChange] = Field(default_factory=list)
+    cost: float | None = None
+    """What the run's requests cost by the model's price (``None``: no price was given)."""
     """The files the run created, modified and deleted, each once, as the run left them."""
 
     def summary(self) -> dict[str, object]:

@@ -15,7 +15,6 @@ from pymanus.agent.events import (
     ModelRequest,
     ModelResponded,
     RunFinished,
-    RunRestarted,
     RunStarted,
     RunState,
     StepFinished,
@@ -122,11 +121,6 @@ class ProgressView:
             case StepFinished():
                 self._tokens = event.usage.total_tokens
                 self._spin(f"step {event.step} done · {self._tokens:,} tokens so far")
-            case RunRestarted():
-                out.print(
-                    f"[bold yellow]attempt {event.attempt}[/]: the last attempt ended ({event.reason}) and was undone; "
-                    f"starting again · [dim]{escape(_one_line(event.output, RESULT_PREVIEW_CHARS))}[/]"
-                )
             case RunFinished():
                 style = "green" if event.state is RunState.FINISHED else "red"
                 out.print(
