@@ -41,6 +41,8 @@ class ModelConfig(_Section):
     """Seconds one call to an ``openai:`` endpoint may take, its retries and waits included."""
     max_retries: int = Field(default=4, ge=0)
     """Retries of a call that failed transiently (429, 408, 5xx, connection, timeout, cut stream)."""
+    max_concurrency: int | None = Field(default=None, ge=1)
+    """Requests in flight to the endpoint at most, over all runs of the agent (unset: no cap)."""
     breaker_failures: int = Field(default=5, ge=1)
     """Transient failures in a row after which an endpoint's calls are refused..."""
     breaker_reset: float = Field(default=30.0, gt=0)

@@ -360,7 +360,7 @@ def gateway_model(config: ModelConfig) -> Model:
     """The model ``config`` names, as the agent should call it.
 
     ``openai:`` models are :class:`ResilientModel` s with the config's timeouts, retries
-    and breaker; ``local:`` models (in-process) are used as they are. With ``fallback``
+    and breaker (behind a :class:`~pymanus.models.quota.ConcurrencyQuota` with ``max_concurrency``); ``local:`` models (in-process) are used as they are. With ``fallback``
     models, the chain is a :class:`FallbackModel` whose fallbacks are built on first use.
     """
     primary = _gateway_link(config, config.name)
@@ -384,12 +384,17 @@ def _gateway_link(config: ModelConfig, spec: str) -> Model:
     )
     if not spec.startswith("openai:"):
         return model
-    return ResilientModel(
+    resilient = ResilientModel(
         model,
         policy=RetryPolicy(max_retries=config.max_retries),
         breaker=CircuitBreaker(config.breaker_failures, config.breaker_reset),
         total_timeout=config.total_timeout,
     )
+    if config.max_concurrency is None:
+        return resilient
+    from pymanus.models.quota import ConcurrencyQuota
+
+    return ConcurrencyQuota(resilient, config.max_concurrency)
 
 
 # -- helpers -------------------------------------------------------------------------------------
