@@ -360,8 +360,10 @@ def gateway_model(config: ModelConfig) -> Model:
     """The model ``config`` names, as the agent should call it.
 
     ``openai:`` models are :class:`ResilientModel` s with the config's timeouts, retries
-    and breaker (behind a :class:`~pymanus.models.quota.ConcurrencyQuota` with ``max_concurrency``); ``local:`` models (in-process) are used as they are. With ``fallback``
-    models, the chain is a :class:`FallbackModel` whose fallbacks are built on first use.
+    and breaker (behind a :class:`~pymanus.models.quota.ConcurrencyQuota` with
+    ``max_concurrency``); ``local:`` models (in-process) are used as they are. With
+    ``fallback`` models, the chain is a :class:`FallbackModel` whose fallbacks are built on
+    first use.
     """
     primary = _gateway_link(config, config.name)
     if not config.fallback:
