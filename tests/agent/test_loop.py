@@ -26,6 +26,7 @@ from pymanus import (
 )
 from pymanus.agent.extensions import Extension
 from pymanus.agent.limits import Price, UsageLimits
+from pymanus.agent.loop import EXPLORE_TEMPERATURE
 from pymanus.agent.notes import NO_TOOL_CALL_NUDGE, REPEAT_HINT, UNREADABLE_NOTE, WRAP_UP_PROMPT
 from pymanus.errors import ModelError, ModelOutputError
 from pymanus.models import FunctionModel, ScriptedModel, call
@@ -131,6 +132,14 @@ async def test_first_repeat_gets_a_hint_and_more_end_the_run() -> None:
     assert tool_messages[0].content == "3"
     assert tool_messages[1].content == "3" + REPEAT_HINT  # key order does not matter
     assert (result.state, result.reason, result.steps) == (RunState.ERROR, "stuck", 3)
+
+
+async def test_the_request_after_a_repeat_samples_more_freely() -> None:
+    model = ScriptedModel([call("add", a=1, b=2), call("add", a=1, b=2), call("add", a=2, b=2), "4"])
+    settings = ModelSettings(temperature=0.0)
+    result = await Agent(model, tools=[add], settings=settings).run("task")
+    assert result.output == "4"
+    assert [s.temperature for s in model.request_settings] == [0.0, 0.0, EXPLORE_TEMPERATURE, 0.0]
 
 
 async def test_same_call_with_a_new_result_is_not_a_repeat() -> None:

@@ -49,6 +49,10 @@ from pymanus.tools.toolset import ToolOutcome, Toolset
 logger = logging.getLogger("pymanus.agent")
 T = TypeVar("T")
 
+EXPLORE_TEMPERATURE = 0.7
+"""The least sampling temperature of the request after a repeated call: at a low temperature the
+same conversation gives the same reply, so a model that repeated itself would do it again."""
+
 NextStepPrompt = Callable[[str, ToolContext], "str | Awaitable[str | None] | None"]
 """``prompt(task, context)``: the reminder for the next request (``None``: no reminder)."""
 
@@ -96,6 +100,7 @@ class Run:
     reason: str = ""
     _deadline: float | None = None
     _rejections: int = 0
+    _explore: bool = False
     _notices: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
     _changes: list[FileChange] = field(default_factory=list)
 
@@ -263,6 +268,8 @@ class Run:
         if ending == "success" and (problem := await self._unfinished(outcome.result.text)) is not None:
             ending, content = None, f"{NOT_FINISHED}{problem}"
         times = guards.repeats.observe(outcome, content if isinstance(content, str) else None)
+        if times >= 2:
+            self._explore = True
         if times == 2 and isinstance(content, str):
             content += REPEAT_HINT
         tool = self.spec.toolset.get(outcome.call.name)
@@ -384,6 +391,9 @@ class Run:
         """
         spec = self.spec
         settings = spec.settings
+        if self._explore and (settings.temperature or 0.0) < EXPLORE_TEMPERATURE:
+            settings = settings.model_copy(update={"temperature": EXPLORE_TEMPERATURE})
+        self._explore = False
         if withheld:
             settings = settings.model_copy(update={"allowed_tools": [t.name for t in tools if t.name not in withheld]})
         yield ModelRequest(run_id=self.run_id, step=self.step, model=spec.model.name, messages=request)
