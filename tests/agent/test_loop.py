@@ -27,7 +27,7 @@ from pymanus import (
 from pymanus.agent.extensions import Extension
 from pymanus.agent.limits import Price, UsageLimits
 from pymanus.agent.loop import EXPLORE_TEMPERATURE
-from pymanus.agent.notes import NO_TOOL_CALL_NUDGE, REPEAT_HINT, UNREADABLE_NOTE, WRAP_UP_PROMPT
+from pymanus.agent.notes import AGAIN_HINT, NO_TOOL_CALL_NUDGE, REPEAT_HINT, UNREADABLE_NOTE, WRAP_UP_PROMPT
 from pymanus.errors import ModelError, ModelOutputError
 from pymanus.models import FunctionModel, ScriptedModel, call
 from pymanus.models.base import ModelResponse, ModelSettings, ToolDefinition
@@ -155,6 +155,22 @@ async def test_same_call_with_a_new_result_is_not_a_repeat() -> None:
     result = await Agent(model, tools=[check], max_repeats=2).run("task")
     assert (result.state, result.reason, result.steps) == (RunState.FINISHED, "terminate", 5)
     assert not any(REPEAT_HINT in str(m.content) for m in result.messages if m.role == "tool")
+
+
+async def test_a_step_repeating_the_last_one_is_told_so_whatever_its_result() -> None:
+    counter = iter(range(100))
+
+    @tool
+    def check() -> str:
+        """Run the check (its output names the run, as a timing would differ)."""
+        return f"run {next(counter)}"
+
+    script = [call("check"), call("check"), call("add", a=1, b=1), call("check"), "done"]
+    model = ScriptedModel(script)
+    result = await Agent(model, tools=[check, add], settings=ModelSettings(temperature=0.1)).run("task")
+    results = [m.text for m in result.messages if m.role == "tool"]
+    assert results == ["run 0", "run 1" + AGAIN_HINT, "2", "run 2"]  # another call in between: no note
+    assert [s.temperature for s in model.request_settings] == [0.1, 0.1, EXPLORE_TEMPERATURE, 0.1, 0.1]
 
 
 class OfferRecordingModel(ScriptedModel):

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import json
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from pymanus.messages import ToolCall
 from pymanus.tools.toolset import ToolOutcome
 
 
@@ -29,6 +31,8 @@ class RepeatGuard:
 
     max_repeats: int = 3
     _seen: Counter[str] = field(default_factory=Counter)
+    _last_step: list[str] = field(default_factory=list)
+    """The calls of the last step that made any."""
 
     def observe(self, outcome: ToolOutcome, shown: str | None = None) -> int:
         """Record a call; return how many times this exact call has now given this result.
@@ -39,6 +43,17 @@ class RepeatGuard:
         key = f"{call}\0{outcome.result.text if shown is None else shown}"
         self._seen[key] += 1
         return self._seen[key]
+
+    def repeats_last_step(self, calls: Sequence[ToolCall]) -> bool:
+        """Record a step's calls; whether the step before made exactly the same ones (whatever their results).
+
+        Calls made again at once, with nothing else run in between, are a loop even when their
+        output differs in a detail (a timing, an address).
+        """
+        made = sorted(canonical_call(call.name, call.arguments) for call in calls)
+        repeated = made == self._last_step
+        self._last_step = made
+        return repeated
 
     def exhausted(self, count: int) -> bool:
         """Whether a call made ``count`` times should end the run."""

@@ -37,7 +37,14 @@ from pymanus.agent.events import (
 from pymanus.agent.extensions import Extension, settled
 from pymanus.agent.guards import FailureGuard, RepeatGuard
 from pymanus.agent.limits import Price, RunLimits
-from pymanus.agent.notes import NO_TOOL_CALL_NUDGE, NOT_FINISHED, REPEAT_HINT, UNREADABLE_NOTE, WRAP_UP_PROMPT
+from pymanus.agent.notes import (
+    AGAIN_HINT,
+    NO_TOOL_CALL_NUDGE,
+    NOT_FINISHED,
+    REPEAT_HINT,
+    UNREADABLE_NOTE,
+    WRAP_UP_PROMPT,
+)
 from pymanus.agent.result import RunResult, net_file_changes
 from pymanus.errors import ModelError, ModelOutputError
 from pymanus.messages import Message, Usage
@@ -256,22 +263,28 @@ class Run:
         outcomes = await self._bounded(spec.toolset.run_calls(message.tool_calls, spec.context))
         for event in self._drain_notices():
             yield event
+        again = guards.repeats.repeats_last_step(message.tool_calls)
         for outcome in outcomes:
-            content = await self._observed(outcome, guards)
+            content = await self._observed(outcome, guards, again=again)
             self.messages.append(Message.tool(outcome.call.id, outcome.call.name, content))
             yield self._finished_event(outcome, content if isinstance(content, str) else outcome.result.text)
 
-    async def _observed(self, outcome: ToolOutcome, guards: _Steps) -> Any:
-        """What the model reads for ``outcome``; ends the run when the call ends it (or the guards do)."""
+    async def _observed(self, outcome: ToolOutcome, guards: _Steps, *, again: bool = False) -> Any:
+        """What the model reads for ``outcome``; ends the run when the call ends it (or the guards do).
+
+        ``again``: the step makes exactly the calls of the step before.
+        """
         content = outcome.result.content
         ending = outcome.result.end_run
         if ending == "success" and (problem := await self._unfinished(outcome.result.text)) is not None:
             ending, content = None, f"{NOT_FINISHED}{problem}"
         times = guards.repeats.observe(outcome, content if isinstance(content, str) else None)
-        if times >= 2:
+        if times >= 2 or again:
             self._explore = True
-        if times == 2 and isinstance(content, str):
+        if isinstance(content, str) and times == 2:
             content += REPEAT_HINT
+        elif isinstance(content, str) and again and times == 1:
+            content += AGAIN_HINT
         tool = self.spec.toolset.get(outcome.call.name)
         budget = tool.max_retries if tool is not None else 3
         if self.state is not RunState.RUNNING:

@@ -8,6 +8,12 @@ REPEAT_HINT = (
     "or call `terminate` if the task is done.]"
 )
 
+AGAIN_HINT = (
+    "\n\n[Note: your previous step made this exact call (same tool, same arguments), and nothing was "
+    "changed in between, so it gave the same kind of result. Change something first (a file, the code), "
+    "try a different approach, or call `terminate` if the task is done.]"
+)
+
 WRAP_UP_PROMPT = (
     "Stop repeating that call: its result is above. Call `terminate` now with your final answer to the task, "
     'taken from the results above, and status "success"; use status "failure" only if they do not answer it.'
