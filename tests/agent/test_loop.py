@@ -27,7 +27,14 @@ from pymanus import (
 from pymanus.agent.extensions import Extension
 from pymanus.agent.limits import Price, UsageLimits
 from pymanus.agent.loop import EXPLORE_TEMPERATURE
-from pymanus.agent.notes import AGAIN_HINT, NO_TOOL_CALL_NUDGE, REPEAT_HINT, UNREADABLE_NOTE, WRAP_UP_PROMPT
+from pymanus.agent.notes import (
+    AGAIN_HINT,
+    NO_TOOL_CALL_NUDGE,
+    REPEAT_HINT,
+    UNREADABLE_NOTE,
+    WITHHELD_NOTE,
+    WRAP_UP_PROMPT,
+)
 from pymanus.errors import ModelError, ModelOutputError
 from pymanus.models import FunctionModel, ScriptedModel, call
 from pymanus.models.base import ModelResponse, ModelSettings, ToolDefinition
@@ -130,7 +137,7 @@ async def test_first_repeat_gets_a_hint_and_more_end_the_run() -> None:
     result = await agent.run("task")
     tool_messages = [m for m in result.messages if m.role == "tool"]
     assert tool_messages[0].content == "3"
-    assert tool_messages[1].content == "3" + REPEAT_HINT  # key order does not matter
+    assert tool_messages[1].content == "3" + REPEAT_HINT + WITHHELD_NOTE.format(name="add")  # key order does not matter
     assert (result.state, result.reason, result.steps) == (RunState.ERROR, "stuck", 3)
 
 
@@ -169,8 +176,11 @@ async def test_a_step_repeating_the_last_one_is_told_so_whatever_its_result() ->
     model = ScriptedModel(script)
     result = await Agent(model, tools=[check, add], settings=ModelSettings(temperature=0.1)).run("task")
     results = [m.text for m in result.messages if m.role == "tool"]
-    assert results == ["run 0", "run 1" + AGAIN_HINT, "2", "run 2"]  # another call in between: no note
+    withheld = WITHHELD_NOTE.format(name="check")
+    assert results == ["run 0", "run 1" + AGAIN_HINT + withheld, "2", "run 2"]  # a call in between: no note
     assert [s.temperature for s in model.request_settings] == [0.1, 0.1, EXPLORE_TEMPERATURE, 0.1, 0.1]
+    callable_then = [[t.name for t in tools] for tools in model.request_tools]
+    assert callable_then[2] == ["add", "terminate"] and "check" in callable_then[3]  # for one response only
 
 
 class OfferRecordingModel(ScriptedModel):

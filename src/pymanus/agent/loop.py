@@ -43,6 +43,7 @@ from pymanus.agent.notes import (
     NOT_FINISHED,
     REPEAT_HINT,
     UNREADABLE_NOTE,
+    WITHHELD_NOTE,
     WRAP_UP_PROMPT,
 )
 from pymanus.agent.result import RunResult, net_file_changes
@@ -108,6 +109,8 @@ class Run:
     _deadline: float | None = None
     _rejections: int = 0
     _explore: bool = False
+    _withheld: set[str] = field(default_factory=set)
+    """Tools the next response may not call: the model just repeated calls of them."""
     _notices: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
     _changes: list[FileChange] = field(default_factory=list)
 
@@ -281,10 +284,13 @@ class Run:
         times = guards.repeats.observe(outcome, content if isinstance(content, str) else None)
         if times >= 2 or again:
             self._explore = True
-        if isinstance(content, str) and times == 2:
-            content += REPEAT_HINT
-        elif isinstance(content, str) and again and times == 1:
-            content += AGAIN_HINT
+            if outcome.call.name != "terminate" and outcome.call.name in self.spec.toolset:
+                self._withheld.add(outcome.call.name)
+        hint = REPEAT_HINT if times == 2 else AGAIN_HINT if again and times == 1 else ""
+        if hint and outcome.call.name in self._withheld:
+            hint += WITHHELD_NOTE.format(name=outcome.call.name)
+        if isinstance(content, str) and hint:
+            content += hint
         tool = self.spec.toolset.get(outcome.call.name)
         budget = tool.max_retries if tool is not None else 3
         if self.state is not RunState.RUNNING:
@@ -406,7 +412,8 @@ class Run:
         settings = spec.settings
         if self._explore and (settings.temperature or 0.0) < EXPLORE_TEMPERATURE:
             settings = settings.model_copy(update={"temperature": EXPLORE_TEMPERATURE})
-        self._explore = False
+        withheld = {*withheld, *self._withheld}
+        self._explore, self._withheld = False, set()
         if withheld:
             settings = settings.model_copy(update={"allowed_tools": [t.name for t in tools if t.name not in withheld]})
         yield ModelRequest(run_id=self.run_id, step=self.step, model=spec.model.name, messages=request)

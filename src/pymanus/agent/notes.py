@@ -14,6 +14,9 @@ AGAIN_HINT = (
     "try a different approach, or call `terminate` if the task is done.]"
 )
 
+WITHHELD_NOTE = " [Your next reply cannot call `{name}`: do something else first.]"
+"""Follows a repeat note: the repeated tool is not callable for one response (it stays in the request)."""
+
 WRAP_UP_PROMPT = (
     "Stop repeating that call: its result is above. Call `terminate` now with your final answer to the task, "
     'taken from the results above, and status "success"; use status "failure" only if they do not answer it.'
