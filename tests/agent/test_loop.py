@@ -608,3 +608,11 @@ async def test_the_cost_is_counted_by_the_price_and_limited() -> None:
     assert (capped.reason, capped.usage.requests) == ("usage_limit", 1)
     assert capped.output.startswith("The run reached its cost limit of 1")
     assert (await Agent(ScriptedModel(["x"])).run("task")).cost is None  # no price, no cost
+
+
+async def test_the_same_call_twice_in_one_response_is_not_a_repeat() -> None:
+    model = ScriptedModel([[call("add", a=1, b=2)] * 3, "3"])
+    result = await Agent(model, tools=[add], max_repeats=2).run("task")
+    assert (result.state, result.output) == (RunState.FINISHED, "3")
+    assert [m.text for m in result.messages if m.role == "tool"] == ["3", "3", "3"]
+    assert_protocol(result.messages)

@@ -31,17 +31,23 @@ class RepeatGuard:
 
     max_repeats: int = 3
     _seen: Counter[str] = field(default_factory=Counter)
+    _counted: dict[str, int] = field(default_factory=dict)
+    """Per call and result: the step that last counted it."""
     _last_step: list[str] = field(default_factory=list)
     """The calls of the last step that made any."""
 
-    def observe(self, outcome: ToolOutcome, shown: str | None = None) -> int:
+    def observe(self, outcome: ToolOutcome, shown: str | None = None, *, step: int = 0) -> int:
         """Record a call; return how many times this exact call has now given this result.
 
         ``shown``: the result as the model saw it, when the run replaced it (a final answer sent back).
+        The same call made twice in one response (``step``) counts once: the model had not seen
+        its result yet, so it did not repeat itself.
         """
         call = canonical_call(outcome.call.name, outcome.arguments or outcome.call.arguments)
         key = f"{call}\0{outcome.result.text if shown is None else shown}"
-        self._seen[key] += 1
+        if self._counted.get(key) != step:
+            self._counted[key] = step
+            self._seen[key] += 1
         return self._seen[key]
 
     def repeats_last_step(self, calls: Sequence[ToolCall]) -> bool:

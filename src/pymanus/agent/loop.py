@@ -281,7 +281,7 @@ class Run:
         ending = outcome.result.end_run
         if ending == "success" and (problem := await self._unfinished(outcome.result.text)) is not None:
             ending, content = None, f"{NOT_FINISHED}{problem}"
-        times = guards.repeats.observe(outcome, content if isinstance(content, str) else None)
+        times = guards.repeats.observe(outcome, content if isinstance(content, str) else None, step=self.step)
         if times >= 2 or again:
             self._explore = True
             if outcome.call.name != "terminate" and outcome.call.name in self.spec.toolset:
