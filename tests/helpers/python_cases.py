@@ -20,15 +20,30 @@ WORKER_MARK = "The worker that runs model-written Python"
 
 
 def worker_processes() -> list[int]:
+    """The python workers this test process started (others on the machine, a benchmark's, do not count)."""
     found = []
     for entry in os.listdir("/proc"):
         if entry.isdigit():
             try:
-                if WORKER_MARK.encode() in Path(f"/proc/{entry}/cmdline").read_bytes():
+                if WORKER_MARK.encode() in Path(f"/proc/{entry}/cmdline").read_bytes() and _ours(int(entry)):
                     found.append(int(entry))
             except OSError:
                 continue
     return found
+
+
+def _ours(pid: int) -> bool:
+    """Whether ``pid`` descends from this process."""
+    me = os.getpid()
+    while pid > 1:
+        if pid == me:
+            return True
+        try:
+            stat = Path(f"/proc/{pid}/stat").read_text()
+        except OSError:
+            return False
+        pid = int(stat.rsplit(")", 1)[1].split()[1])  # the field after the state: the parent's pid
+    return False
 
 
 async def no_workers_left() -> bool:
