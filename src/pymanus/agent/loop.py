@@ -282,15 +282,8 @@ class Run:
         if ending == "success" and (problem := await self._unfinished(outcome.result.text)) is not None:
             ending, content = None, f"{NOT_FINISHED}{problem}"
         times = guards.repeats.observe(outcome, content if isinstance(content, str) else None, step=self.step)
-        if times >= 2 or again:
-            self._explore = True
-            if outcome.call.name != "terminate" and outcome.call.name in self.spec.toolset:
-                self._withheld.add(outcome.call.name)
-        hint = REPEAT_HINT if times == 2 else AGAIN_HINT if again and times == 1 else ""
-        if hint and outcome.call.name in self._withheld:
-            hint += WITHHELD_NOTE.format(name=outcome.call.name)
-        if isinstance(content, str) and hint:
-            content += hint
+        if isinstance(content, str):
+            content += self._repeat_note(outcome.call.name, times, again)
         tool = self.spec.toolset.get(outcome.call.name)
         budget = tool.max_retries if tool is not None else 3
         if self.state is not RunState.RUNNING:
@@ -309,6 +302,17 @@ class Run:
         elif ending == "failure":
             self._end(RunState.ERROR, "terminate", outcome.result.text)
         return content
+
+    def _repeat_note(self, name: str, times: int, again: bool) -> str:
+        """The note for a call of ``name`` made ``times`` times with this result (``again``: in the step
+        before too); a repeat also makes the next request sample more freely, without that tool."""
+        if times < 2 and not again:
+            return ""
+        self._explore = True
+        if name != "terminate" and name in self.spec.toolset:
+            self._withheld.add(name)
+        note = REPEAT_HINT if times == 2 else AGAIN_HINT if again and times == 1 else ""
+        return note + WITHHELD_NOTE.format(name=name) if note and name in self._withheld else note
 
     def _can_wrap_up(self) -> bool:
         tool = self.spec.toolset.get("terminate")
