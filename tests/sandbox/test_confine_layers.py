@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from pymanus.sandbox import bwrap, confine, landlock, netns, privileges, seccomp
+from pymanus.sandbox import bwrap, confine, landlock, privileges, seccomp
 
 PY = sys.executable
 ABI = landlock.abi_version()
@@ -109,7 +109,18 @@ try:
 except OSError as exc:
     print(exc.errno)
 """
-        done = run_child(code, netns.unshare_network, str(server.getsockname()[1]))
+        # The child is forked from a fresh interpreter: this test process may hold state from other
+        # tests (threads, libraries) that a fork inherits.
+        driver = (
+            "import subprocess, sys\n"
+            "from pymanus.sandbox import netns\n"
+            "done = subprocess.run([sys.executable, '-S', '-c', sys.argv[1], sys.argv[2]], "
+            "preexec_fn=netns.unshare_network, capture_output=True, text=True, timeout=30)\n"
+            "print(done.stdout, end=''); print(done.stderr, end='', file=sys.stderr); sys.exit(done.returncode)\n"
+        )
+        done = subprocess.run(
+            [PY, "-c", driver, code, str(server.getsockname()[1])], capture_output=True, text=True, timeout=60
+        )
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == ["65534", str(errno.ENETUNREACH)]  # unmapped: nobody, and no route
 
