@@ -9,16 +9,14 @@ from __future__ import annotations
 import json
 import os
 import stat
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from helpers.chat_server import ChatServer, completion, tool_call
+from helpers.cli_cases import run_cli as pymanus
 from helpers.sandbox_backends import FAKE_BWRAP, unusable_reason
 
-PYMANUS = [sys.executable, "-m", "pymanus"]
 NO_CONFINEMENT = unusable_reason("bwrap") is not None and unusable_reason("landlock") is not None
 
 
@@ -29,20 +27,6 @@ def fake_bwrap_path(folder: Path) -> str:
     script.write_text(FAKE_BWRAP)
     script.chmod(script.stat().st_mode | stat.S_IXUSR)
     return f"{folder}{os.pathsep}{os.environ['PATH']}"
-
-
-def pymanus(
-    args: list[str], cwd: Path, server: ChatServer | None = None, **env: str
-) -> subprocess.CompletedProcess[str]:
-    environment = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "PYMANUS_"))}
-    environment["HOME"] = str(cwd)  # no user config file leaks in
-    if server is not None:
-        environment["OPENAI_BASE_URL"] = server.url
-    environment.update(env)
-    command = [*PYMANUS, *args]
-    return subprocess.run(
-        command, cwd=cwd, env=environment, capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL
-    )
 
 
 def layers(stdout: str) -> dict[str, str]:

@@ -3,35 +3,12 @@
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from helpers.chat_server import ChatServer, completion, tool_call
-
-PYMANUS = [sys.executable, "-m", "pymanus"]
-
-
-def run_cli(
-    args: list[str], cwd: Path, server: ChatServer | None = None, **env: str
-) -> subprocess.CompletedProcess[str]:
-    environment = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "PYMANUS_"))}
-    environment["HOME"] = str(cwd)  # no user config file leaks in
-    if server is not None:
-        environment["OPENAI_BASE_URL"] = server.url
-    environment.update(env)
-    return subprocess.run(
-        [*PYMANUS, *args],
-        cwd=cwd,
-        env=environment,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        stdin=subprocess.DEVNULL,
-    )
+from helpers.cli_cases import run_cli
 
 
 def test_json_run_performs_scripted_calls_in_order(chat_server_thread: ChatServer, tmp_path: Path) -> None:
