@@ -50,7 +50,7 @@ class ModelConfig(_Section):
     fallback: list[str] = Field(default_factory=list)
     """Models tried in order when this one fails or its breaker is open."""
     tokenizer: str = ""
-    """A ``tokenizer.json`` counting this model's tokens (needs the ``tokenizers`` package);
+    """A ``tokenizer.json`` counting this model's tokens (the ``[tokenizer]`` extra);
     else ``local:`` models count with their own tokenizer and others with the calibrated estimate."""
 
     @field_validator("name")

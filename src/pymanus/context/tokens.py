@@ -1,8 +1,10 @@
-"""Token estimates that need no tokenizer download.
+"""Token counts: a calibrated estimate, a tokenizer file, or a model's own tokenizer.
 
 tiktoken fetches its encodings on first use and so fails offline; a calibrated
 estimate is enough to keep requests inside a window with a safety margin:
-Latin text is about 4 characters per token, CJK about 1.5.
+Latin text is about 4 characters per token, CJK about 1.5. A Hugging Face
+``tokenizer.json`` (``[model] tokenizer``, the ``[tokenizer]`` extra) replaces it for a
+remote model; a local model counts with its own tokenizer (``Model.count_text``).
 """
 
 from __future__ import annotations
@@ -78,7 +80,7 @@ def tokenizer_file_counter(path: str | os.PathLike[str]) -> Callable[[str], int]
         from tokenizers import Tokenizer  # type: ignore[import-not-found, unused-ignore]
     except ImportError:
         raise ConfigError(
-            f"[model] tokenizer = {os.fspath(path)!r} needs the 'tokenizers' package (pip install tokenizers)"
+            f"[model] tokenizer = {os.fspath(path)!r} needs the 'tokenizers' package: pip install 'pymanus[tokenizer]'"
         ) from None
     try:
         tokenizer = Tokenizer.from_file(os.fspath(path))

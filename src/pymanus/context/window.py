@@ -321,7 +321,8 @@ class WindowedModel(WrapperModel):
             either, requests pass unchanged).
         policy: the strategies (see :class:`WindowPolicy`).
         reserve_tokens: tokens kept for the completion when a request sets no ``max_tokens``.
-        count_text: counts the tokens of a text (default: the calibrated estimate).
+        count_text: counts the tokens of a text (default: the innermost model's own tokenizer
+            when it has one, as local models do, else the calibrated estimate).
         exact: check each near-full request with the wrapped model's own ``count_tokens``
             (its tokenizer; default: when the innermost model has one, as local models do).
         select_tools: picks the tools offered to each request (see
@@ -350,7 +351,7 @@ class WindowedModel(WrapperModel):
         self.window_tokens = context_window
         self.policy = policy or WindowPolicy()
         self.reserve_tokens = reserve_tokens
-        self.counter = TokenCounter(count_text)
+        self.counter = TokenCounter(count_text or _own_text_counter(wrapped))
         self.exact = _has_own_tokenizer(wrapped) if exact is None else exact
         self.select_tools = select_tools
         self.correction = 1.0
@@ -487,10 +488,20 @@ ToolChooser = Callable[[Sequence[Message], Sequence[ToolDefinition], ModelSettin
 _OVERFLOW_NUMBERS = re.compile(r"(?:maximum context length|context window) is (\d+) tokens\D+?(\d+) tokens", re.I)
 
 
-def _has_own_tokenizer(model: Model) -> bool:
+def _innermost(model: Model) -> Model:
     while isinstance(model, WrapperModel):
         model = model.wrapped
-    return type(model).count_tokens is not Model.count_tokens
+    return model
+
+
+def _has_own_tokenizer(model: Model) -> bool:
+    return type(_innermost(model)).count_tokens is not Model.count_tokens
+
+
+def _own_text_counter(model: Model) -> Callable[[str], int] | None:
+    """The innermost model's own text counter (its tokenizer), if it has one."""
+    inner = _innermost(model)
+    return inner.count_text if type(inner).count_text is not Model.count_text else None
 
 
 def _with_usage(response: ModelResponse, spent: Usage) -> ModelResponse:

@@ -109,6 +109,12 @@ class Model(abc.ABC):
 
         return estimate_messages_tokens(messages)
 
+    def count_text(self, text: str) -> int:
+        """Estimate the tokens of ``text`` inside a prompt (models with a tokenizer override this)."""
+        from pymanus.context.tokens import estimate_text_tokens
+
+        return estimate_text_tokens(text)
+
     async def aclose(self) -> None:  # noqa: B027 - optional hook, most models hold nothing
         """Release connections or other resources held by the model."""
 
@@ -163,6 +169,10 @@ class WrapperModel(Model):
     def count_tokens(self, messages: Sequence[Message]) -> int:
         """The wrapped model's count."""
         return self.wrapped.count_tokens(messages)
+
+    def count_text(self, text: str) -> int:
+        """The wrapped model's count."""
+        return self.wrapped.count_text(text)
 
     async def aclose(self) -> None:
         """Close the wrapped model."""

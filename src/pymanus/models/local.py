@@ -200,6 +200,10 @@ class LocalModel(Model):
         """Exact prompt tokens of ``messages`` (without tools) with the model's tokenizer."""
         return len(self._runtime.tokenize(self.render(messages)))
 
+    def count_text(self, text: str) -> int:
+        """Exact tokens of ``text`` inside a prompt, with the model's tokenizer."""
+        return self._runtime.count(text)
+
     def _grammar(self, tools: Sequence[ToolDefinition], max_calls: int, text_answer: bool) -> str:
         key = (json.dumps([[t.name, t.parameters] for t in tools], sort_keys=True), max_calls, text_answer)
         if key not in self._grammars:

@@ -205,6 +205,10 @@ class _Runtime:
         """``prompt``'s tokens as the tokenizer splits it."""
         return self._piece(prompt, bos=True)
 
+    def count(self, text: str) -> int:
+        """How many tokens ``text`` takes inside a prompt (no beginning-of-sequence token)."""
+        return len(self._piece(text, bos=False))
+
     def prompt_tokens(self, prompt: str) -> list[int]:
         """``prompt``'s tokens, with each reply the model generated as the tokens it generated."""
         return self.replies.splice(prompt, self._piece)
