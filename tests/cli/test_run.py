@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers.chat_server import ChatServer, completion, tool_call
+from helpers.chat_server import ChatServer, completion, error, tool_call
 from helpers.cli_cases import run_cli
 
 
@@ -85,6 +85,19 @@ def test_progress_is_shown_without_json(chat_server_thread: ChatServer, tmp_path
     assert proc.returncode == 0, proc.stderr
     assert "The answer is 42." in proc.stdout
     assert "finished" in proc.stdout
+
+
+def test_progress_shows_a_fallback_switch(chat_server_thread: ChatServer, tmp_path: Path) -> None:
+    (tmp_path / "pymanus.toml").write_text('[model]\nmax_retries = 0\nfallback = ["openai:backup"]\n')
+    chat_server_thread.respond_with(
+        lambda body: error(503, "overloaded") if body["model"] == "primary" else completion("Served by the backup.")
+    )
+    proc = run_cli(["run", "--model", "openai:primary", "x"], tmp_path, chat_server_thread)
+    assert proc.returncode == 0, proc.stderr
+    assert [r["model"] for r in chat_server_thread.requests] == ["primary", "backup"]
+    (line,) = [line for line in proc.stdout.splitlines() if "switched to" in line]
+    assert "model openai:primary failed (ModelError); switched to openai:backup" in line
+    assert "Served by the backup." in proc.stdout
 
 
 def test_an_openai_model_gets_no_local_aids(chat_server_thread: ChatServer, tmp_path: Path) -> None:

@@ -66,6 +66,18 @@ class ModelResponded(_Event):
     usage: Usage = Field(default_factory=Usage)
 
 
+class ModelSwitched(_Event):
+    """The model failed a request, and the next model of its fallback chain takes the request over."""
+
+    type: Literal["model_switched"] = "model_switched"
+    from_model: str
+    to_model: str
+    reason: str
+    """``circuit_open`` (the model's breaker refused the call), else the error's type (``ModelError``)."""
+    error: str = ""
+    """What went wrong, as the gateway's log record says it."""
+
+
 class ToolCallStarted(_Event):
     """A tool call is about to run."""
 
@@ -132,6 +144,7 @@ AnyEvent = (
     | ModelRequest
     | TextDelta
     | ModelResponded
+    | ModelSwitched
     | ToolCallStarted
     | ToolCallFinished
     | StepFinished

@@ -25,6 +25,7 @@ from pymanus.agent.events import (
     FilesChanged,
     ModelRequest,
     ModelResponded,
+    ModelSwitched,
     PlanUpdated,
     RunFinished,
     RunStarted,
@@ -168,6 +169,8 @@ class Run:
             self._end(RunState.ERROR, "model_error", f"The model request failed: {exc}")
         if self.state is RunState.RUNNING:  # the steps ran out
             self._end(RunState.ERROR, "max_steps", f"The run reached its limit of {spec.limits.max_steps} steps.")
+        for event in self._drain_notices():  # e.g. the switches of a request whose whole chain failed
+            yield event
         logger.info(
             "run finished: %s (%s)",
             self.state.value,
@@ -427,17 +430,21 @@ class Run:
             stream = aiter(spec.model.stream(request, tools, settings))
             while response is None:
                 try:
-                    with call_scope(**self._log_extra()):
+                    with call_scope(listener=spec.context.notify, **self._log_extra()):
                         item = await self._bounded(anext(stream))
                 except StopAsyncIteration:
                     raise ModelError(f"{spec.model.name} ended its stream without a response") from None
+                for event in self._drain_notices():
+                    yield event
                 if isinstance(item, TextChunk):
                     yield TextDelta(run_id=self.run_id, step=self.step, text=item.text)
                 else:
                     response = item
         else:
-            with call_scope(**self._log_extra()):
+            with call_scope(listener=spec.context.notify, **self._log_extra()):
                 response = await self._bounded(spec.model.request(request, tools, settings))
+            for event in self._drain_notices():
+                yield event
         self.usage = self.usage + response.usage
         logger.info(
             "model call %s",
@@ -476,13 +483,16 @@ class Run:
     def _log_extra(self) -> dict[str, Any]:
         return {"run_id": self.run_id, "step": self.step}
 
-    def _drain_notices(self) -> list[PlanUpdated | FilesChanged]:
-        """Turn what tools reported during the last calls into events (and files changed into the result)."""
-        events: list[PlanUpdated | FilesChanged] = []
+    def _drain_notices(self) -> list[PlanUpdated | FilesChanged | ModelSwitched]:
+        """Turn what tools and the model reported during the last calls into events (and files changed
+        into the result)."""
+        events: list[PlanUpdated | FilesChanged | ModelSwitched] = []
         changed: list[FileChange] = []
         for kind, payload in self._notices:
             if kind == "plan":
                 events.append(PlanUpdated(run_id=self.run_id, step=self.step, plan=payload))
+            elif kind == "model_switch":
+                events.append(ModelSwitched(run_id=self.run_id, step=self.step, **payload))
             elif kind == "files":
                 changed += [FileChange.model_validate(change) for change in payload.get("changes", [])]
         self._notices.clear()

@@ -14,6 +14,7 @@ from pymanus.agent.events import (
     FilesChanged,
     ModelRequest,
     ModelResponded,
+    ModelSwitched,
     RunFinished,
     RunStarted,
     RunState,
@@ -106,6 +107,13 @@ class ProgressView:
                     self._show_messages(f"step {event.step} response ({event.finish_reason})", [event.message])
                 elif event.message.text.strip() and event.message.tool_calls:
                     out.print(f"[dim]  {escape(_one_line(event.message.text, RESULT_PREVIEW_CHARS))}[/]")
+            case ModelSwitched():
+                out.print(
+                    f"   [yellow]⇄[/] model [cyan]{escape(event.from_model)}[/] failed ({escape(event.reason)}); "
+                    f"switched to [cyan]{escape(event.to_model)}[/]"
+                )
+                if self.verbose and event.error:
+                    out.print(f"     [dim]{escape(event.error)}[/]")
             case ToolCallStarted():
                 call = event.call
                 out.print(

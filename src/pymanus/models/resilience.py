@@ -46,7 +46,7 @@ from pymanus.models.base import (
     ToolDefinition,
     WrapperModel,
 )
-from pymanus.models.telemetry import CallTrace
+from pymanus.models.telemetry import CallTrace, post_notice, scope_fields
 
 if TYPE_CHECKING:
     from pymanus.config import ModelConfig
@@ -241,9 +241,11 @@ class FallbackModel(WrapperModel):
 
     A model is passed over when it fails with anything but :data:`FINAL_ERRORS` (its
     retries exhausted, its breaker open, a 404 for its name...); the next one serves. Every
-    switch is a warning record of ``pymanus.models`` (``event="model_switch"``). Name,
-    context window and vision are the first model's. Models later in the chain may be
-    built on first use (:func:`gateway_model` does so, a local model being costly to load).
+    switch is a warning record of ``pymanus.models`` (``event="model_switch"``) and a notice to
+    the call's listener (:func:`~pymanus.models.telemetry.post_notice`; a run makes it a
+    ``ModelSwitched`` event). Name, context window and vision are the first model's. Models
+    later in the chain may be built on first use (:func:`gateway_model` does so, a local
+    model being costly to load).
     """
 
     def __init__(self, models: Sequence[Model]) -> None:
@@ -288,24 +290,23 @@ class FallbackModel(WrapperModel):
                 self._switch(index, exc)
 
     def _switch(self, index: int, error: ModelError) -> None:
-        """Log the switch from model ``index`` to the next one; re-raise ``error`` after the last."""
+        """Report the switch from model ``index`` to the next one; re-raise ``error`` after the last."""
         if index + 1 >= len(self.models):
             raise error
-        source, target = self.models[index].name, self.models[index + 1].name
+        switch = {
+            "from_model": self.models[index].name,
+            "to_model": self.models[index + 1].name,
+            "reason": "circuit_open" if isinstance(error, CircuitOpenError) else type(error).__name__,
+            "error": str(error),
+        }
         logger.warning(
             "model %s failed (%s); switching to %s",
-            source,
+            switch["from_model"],
             error,
-            target,
-            extra={
-                "event": "model_switch",
-                "from_model": source,
-                "to_model": target,
-                "reason": "circuit_open" if isinstance(error, CircuitOpenError) else type(error).__name__,
-                "status": error.status,
-                "error": str(error),
-            },
+            switch["to_model"],
+            extra={**scope_fields(), "event": "model_switch", **switch, "status": error.status},
         )
+        post_notice("model_switch", switch)
 
     def count_tokens(self, messages: Sequence[Message]) -> int:
         """The first model's count."""

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from contextvars import ContextVar
 from types import MappingProxyType
@@ -31,15 +31,38 @@ logger = logging.getLogger("pymanus.models")
 _NO_SCOPE: Mapping[str, Any] = MappingProxyType({})
 _SCOPE: ContextVar[Mapping[str, Any]] = ContextVar("pymanus_model_call_scope", default=_NO_SCOPE)
 
+Listener = Callable[[str, dict[str, Any]], None]
+"""``listener(kind, payload)``: hears what the gateway reports during a call (see :func:`post_notice`)."""
+_LISTENER: ContextVar[Listener | None] = ContextVar("pymanus_model_call_listener", default=None)
+
 
 @contextmanager
-def call_scope(**fields: Any) -> Iterator[None]:
-    """Add ``fields`` (e.g. ``run_id=..., step=...``) to the records and spans of the calls made inside."""
+def call_scope(*, listener: Listener | None = None, **fields: Any) -> Iterator[None]:
+    """Add ``fields`` (e.g. ``run_id=..., step=...``) to the records and spans of the calls made inside;
+    ``listener`` hears their notices (default: the enclosing scope's)."""
     token = _SCOPE.set({**_SCOPE.get(), **fields})
+    heard = _LISTENER.set(listener) if listener is not None else None
     try:
         yield
     finally:
+        if heard is not None:
+            _LISTENER.reset(heard)
         _SCOPE.reset(token)
+
+
+def scope_fields() -> Mapping[str, Any]:
+    """The fields of the current call scope (the run id and step), for a record of the gateway's own."""
+    return _SCOPE.get()
+
+
+def post_notice(kind: str, payload: dict[str, Any]) -> None:
+    """Tell the listener of the current call scope that ``kind`` happened (nobody listening: nothing).
+
+    Kinds: ``"model_switch"`` (``from_model``, ``to_model``, ``reason``, ``error``).
+    """
+    listener = _LISTENER.get()
+    if listener is not None:
+        listener(kind, payload)
 
 
 class CallTrace:
