@@ -76,6 +76,8 @@ class AgentConfig(_Section):
     max_steps: int = Field(default=30, ge=1)
     workspace: str = "./workspace"
     timeout: float | None = Field(default=None, gt=0)
+    nudge_unfinished: bool = True
+    """Send a clearly unfinished text-only reply back once (see :mod:`pymanus.agent.unfinished`)."""
 
 
 class LimitsConfig(_Section):

@@ -120,7 +120,12 @@ def test_the_preset_can_offer_fewer_tools_and_take_extensions(tmp_path: Path) ->
     assert narrow.toolset.names == ["read_file", "edit_file", "terminate"]
     edit = narrow.toolset.get("edit_file")
     assert edit is not None and edit.parameters["required"] == ["path", "old_text", "new_text"]
-    assert [type(e).__name__ for e in narrow.extensions] == ["WorkspaceListing", "Rule", "WorkspaceJournal"]
+    assert [type(e).__name__ for e in narrow.extensions] == [
+        "WorkspaceListing",
+        "UnfinishedReplyNudge",
+        "Rule",
+        "WorkspaceJournal",
+    ]
     full = build_manus_agent(settings_for(tmp_path / "b"), model=ScriptedModel([]))
     assert {"find_files", "grep", "web_fetch", "web_search", "planning", "python"} <= set(full.toolset.names)
     other = build_manus_agent(settings_for(tmp_path / "c"), model=ScriptedModel([]))

@@ -446,6 +446,7 @@ class Run:
             for event in self._drain_notices():
                 yield event
         self.usage = self.usage + response.usage
+        spec.context.finish_reason = response.finish_reason
         logger.info(
             "model call %s",
             spec.model.name,

@@ -5,6 +5,8 @@ It offers the file tools, a sandboxed ``python``, ``web_fetch``, ``web_search``,
 it), with a system prompt that says what each tool is for, and a first message that lists
 the workspace's files. Every change to the workspace is journaled (and can be undone:
 :mod:`pymanus.tools.journaling`), and ``[workspace] read_only`` paths cannot be changed.
+A text-only reply that is clearly unfinished is sent back once, for every model
+(:mod:`pymanus.agent.unfinished`; ``[agent] nudge_unfinished``).
 What a caller adds (extensions, a narrower toolset, sampling
 settings) comes in as arguments: the preset itself holds no model-specific behaviour.
 """
@@ -17,6 +19,7 @@ from pathlib import Path
 from pymanus.agent.agent import Agent
 from pymanus.agent.extensions import Extension
 from pymanus.agent.limits import Price, UsageLimits
+from pymanus.agent.unfinished import UnfinishedReplyNudge
 from pymanus.config import Settings
 from pymanus.models.base import Model, ModelSettings
 from pymanus.sandbox.paths import PathJail
@@ -174,6 +177,7 @@ def build_manus_agent(
         stream=True,
         extensions=[
             WorkspaceListing(),
+            *([UnfinishedReplyNudge()] if settings.agent.nudge_unfinished else []),
             *extensions,
             *_context_extensions(model),
             WorkspaceJournal(workspace, settings),

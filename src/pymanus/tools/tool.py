@@ -47,6 +47,9 @@ class ToolContext:
     _stores: dict[type, Any] = field(default_factory=dict, repr=False)
     notify: Callable[[str, dict[str, Any]], None] = field(default=lambda kind, payload: None)
     """Tell the run something happened (``"plan"`` becomes a ``PlanUpdated`` event)."""
+    finish_reason: str | None = None
+    """Why the model's latest reply ended (``"stop"``, ``"tool_calls"``, ``"length"``...): an answer
+    check can tell a reply cut off at the length limit."""
 
     def store(self, kind: type[S]) -> S:
         """This run's instance of ``kind``, made with ``kind()`` on first use.
