@@ -76,12 +76,35 @@ async def test_strict_replay_names_the_first_difference(chat_server: ChatServer,
     await recorder.request(HISTORY, TOOLS, SETTINGS)
     await recorder.aclose()
     other = [HISTORY[0], Message.user("What is 3 + 40?")]
-    with pytest.raises(ModelError, match=r"request 1 differs from the cassette at message 1 \(user\)"):
-        await ReplayModel(recorder.cassette, strict=True).request(other, TOOLS, SETTINGS)
+    strict = ReplayModel(recorder.cassette, strict=True)
+    with pytest.raises(ModelError, match=r"request 1 differs from the cassette: message 1 \(user\)") as caught:
+        await strict.request(other, TOOLS, SETTINGS)
+    assert strict.divergence is not None and strict.divergence in str(caught.value)
+    assert "now 'What is 3 + 40?', recorded 'What is 2 + 40?'" in strict.divergence
     loose = ReplayModel(recorder.cassette)
     assert (await loose.request(other, TOOLS, SETTINGS)).message.content == "hello"
+    assert loose.divergence is None
     with pytest.raises(ModelError, match="no answer left"):
         await loose.request(other, TOOLS, SETTINGS)
+    assert loose.divergence == "request 2: the cassette has no answer left (1 recorded)"
+
+
+async def test_strict_replay_compares_tool_definitions_and_settings(chat_server: ChatServer, tmp_path: Path) -> None:
+    chat_server.push(completion("hello"))
+    recorder = RecordingModel(OpenAIModel("m", base_url=chat_server.url, api_key="k"), tmp_path / "t.json")
+    await recorder.request(HISTORY, TOOLS, SETTINGS)
+    await recorder.aclose()
+    assert Cassette.load(tmp_path / "t.json").tools == {t.name: t for t in TOOLS}
+    described = [TOOLS[0].model_copy(update={"description": "Add two whole numbers."}), *TOOLS[1:]]
+    with pytest.raises(ModelError, match=r"the description of tool `add`: now .*whole.*, recorded .*integers"):
+        await ReplayModel(recorder.cassette, strict=True).request(HISTORY, described, SETTINGS)
+    with pytest.raises(ModelError, match=r"tools \['add'\], recorded \['add', 'search'\]"):
+        await ReplayModel(recorder.cassette, strict=True).request(HISTORY, TOOLS[:1], SETTINGS)
+    warmer = SETTINGS.model_copy(update={"temperature": 0.7})
+    with pytest.raises(ModelError, match=r"settings \{'temperature': 0.7\}, recorded \{\}"):
+        await ReplayModel(recorder.cassette, strict=True).request(HISTORY, TOOLS, warmer)
+    replay = ReplayModel(recorder.cassette, strict=True)
+    assert (await replay.request(HISTORY, TOOLS, SETTINGS)).message.content == "hello"
 
 
 def test_a_missing_or_foreign_file_is_a_config_error(tmp_path: Path) -> None:

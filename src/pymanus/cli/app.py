@@ -7,22 +7,23 @@ configuration error, or a model that cannot be loaded (one line on stderr).
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.console import Console
 
-from pymanus.agent.events import RunFinished, RunState
-from pymanus.agent.result import RunResult
-from pymanus.cli import journal_cmd
+from pymanus.agent.events import RunState
+from pymanus.cli import journal_cmd, replay_cmd
 from pymanus.cli.doctor import SANDBOX_HELP, doctor, run_banner
 from pymanus.cli.logs import enable_verbose_logging
 from pymanus.config import Settings
 from pymanus.errors import ConfigError, PyManusError
+
+if TYPE_CHECKING:
+    from pymanus.cli.recording import Recording
 
 app = typer.Typer(
     name="pymanus",
@@ -48,8 +49,11 @@ def run(
     verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Show full model input and output.")] = False,
     config: Annotated[Path | None, typer.Option("--config", help="Config file (default: ./pymanus.toml).")] = None,
     sandbox: Annotated[str | None, typer.Option("--sandbox", help=SANDBOX_HELP)] = None,
+    record: Annotated[
+        Path | None, typer.Option("--record", help="Write the run's model exchanges to this cassette file.")
+    ] = None,
 ) -> None:
-    """Run TASK to the end, showing live progress."""
+    """Run TASK to the end, showing live progress (`--record FILE`: for `pymanus replay FILE`)."""
     try:
         settings = Settings.load(
             path=config,
@@ -63,7 +67,9 @@ def run(
         from pymanus.local_aids import equipped_agent
         from pymanus.tools.builtin.human import ConsoleAsker
 
-        agent = equipped_agent(settings, asker=ConsoleAsker() if sys.stdin.isatty() else None)
+        asker = ConsoleAsker() if sys.stdin.isatty() else None
+        recording = _start_recording(settings, record, task, ask_human=asker is not None) if record else None
+        agent = equipped_agent(settings, model=recording.model if recording else None, asker=asker)
     except PyManusError as exc:  # a bad setting, or a model pack that is unknown, missing or corrupt
         raise _fail_usage(str(exc)) from None
 
@@ -72,8 +78,10 @@ def run(
     if sandbox_warning:
         typer.echo(f"pymanus: warning: {sandbox_warning}", err=True)
     console = Console(stderr=as_json, highlight=False)
+    from pymanus.cli.render import run_with_progress
+
     try:
-        result = asyncio.run(_run_with_progress(agent, task, console, verbose, sandbox_line))
+        result = asyncio.run(run_with_progress(agent, task, console, verbose=verbose, sandbox=sandbox_line))
     except ConfigError as exc:
         raise _fail_usage(str(exc)) from None
     except PyManusError as exc:
@@ -82,6 +90,12 @@ def run(
     except KeyboardInterrupt:
         typer.echo("pymanus: interrupted", err=True)
         raise typer.Exit(130) from None
+    if recording is not None:
+        try:
+            recording.finish(result)
+        except ConfigError as exc:  # the file went away or the disk filled during the run
+            typer.echo(f"pymanus: error: {exc}", err=True)
+            raise typer.Exit(1) from None
 
     if as_json:
         typer.echo(json.dumps(result.summary(), ensure_ascii=False))
@@ -95,24 +109,19 @@ def run(
     raise typer.Exit(0 if result.state is RunState.FINISHED else 1)
 
 
-async def _run_with_progress(
-    agent: object, task: str, console: Console, verbose: bool, sandbox: str | None = None
-) -> RunResult:
-    from pymanus.agent.agent import Agent
-    from pymanus.cli.render import ProgressView
+def _start_recording(settings: Settings, path: Path, task: str, *, ask_human: bool) -> Recording:
+    """The preset's model, recorded to the cassette ``path`` with what a replay of ``task`` needs."""
+    from pymanus.agent.manus import preset_model
+    from pymanus.cli.recording import Recording
 
-    assert isinstance(agent, Agent)
-    run = agent.start(task)
-    try:
-        with ProgressView(console, verbose=verbose, sandbox=sandbox) as view:
-            async with contextlib.aclosing(run.events()) as events:
-                async for event in events:
-                    view.show(event)
-                    if isinstance(event, RunFinished):
-                        break
-    finally:
-        await agent.aclose()
-    return run.result()
+    recording = Recording.start(preset_model(settings), path, task, settings, ask_human=ask_human)
+    if recording.run.files_left_out:
+        typer.echo(
+            f"pymanus: warning: the cassette holds no starting files ({recording.run.files_left_out}); "
+            "replay it with --workspace on a copy of the workspace as it is now",
+            err=True,
+        )
+    return recording
 
 
 def _add_models_commands() -> None:
@@ -122,6 +131,7 @@ def _add_models_commands() -> None:
 
 
 _add_models_commands()
+app.command()(replay_cmd.replay)
 app.command()(doctor)
 app.command()(journal_cmd.diff)
 app.command()(journal_cmd.undo)

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 
 from rich.console import Console
 from rich.markup import escape
 from rich.status import Status
 
+from pymanus.agent.agent import Agent
 from pymanus.agent.events import (
     Event,
     FileChange,
@@ -23,6 +25,7 @@ from pymanus.agent.events import (
     ToolCallFinished,
     ToolCallStarted,
 )
+from pymanus.agent.result import RunResult
 from pymanus.messages import Message
 
 ARGUMENT_PREVIEW_CHARS = 120
@@ -142,3 +145,20 @@ class ProgressView:
             self.console.print(f"[bold]{message.role}[/]: {escape(message.text)}")
             for call in message.tool_calls:
                 self.console.print(f"  tool call {call.id}: {call.name}({escape(call.arguments)})")
+
+
+async def run_with_progress(
+    agent: Agent, task: str, console: Console, *, verbose: bool = False, sandbox: str | None = None
+) -> RunResult:
+    """Run ``task``, showing its progress in ``console``; the agent is closed after it."""
+    run = agent.start(task)
+    try:
+        with ProgressView(console, verbose=verbose, sandbox=sandbox) as view:
+            async with contextlib.aclosing(run.events()) as events:
+                async for event in events:
+                    view.show(event)
+                    if isinstance(event, RunFinished):
+                        break
+    finally:
+        await agent.aclose()
+    return run.result()
