@@ -128,9 +128,10 @@ def _replay_in(
         }
         typer.echo(json.dumps(report, ensure_ascii=False))
     elif difference is None:
+        compared = "as recorded" if recorded.outcome is not None else "(the recording holds no ending to compare)"
         console.print(
             f"[bold green]reproduced[/]: {model.position} recorded answers replayed, "
-            f"ended {result.state.value} ({result.reason}) as recorded"
+            f"ended {result.state.value} ({result.reason}) {compared}"
         )
     else:
         console.print(f"[bold red]not reproduced[/]: {escape(difference)}")
