@@ -160,6 +160,10 @@ class ContextConfig(_Section):
     """Select tools for ``local:`` models too (off: a changing tool list defeats their prompt cache)."""
     memory: str = ""
     """SQLite file of the long-term memory of past runs (empty: no memory)."""
+    memory_vectors: bool = True
+    """Search memory by meaning too (needs the ``[memory]`` extra and its model; without them: by keyword)."""
+    embedding_model: str = ""
+    """Directory of a BERT sentence-transformers model for memory vectors (empty: the packaged all-MiniLM-L6-v2)."""
 
 
 class Settings(_Section):

@@ -187,7 +187,7 @@ def build_manus_agent(
         price=_price(settings, model.name),
     )
     if settings.context.memory:
-        _install_memory(agent, settings.context.memory)
+        _install_memory(agent, settings)
     agent.system_prompt = SYSTEM_PROMPT.format(tools=describe_tools(list(agent.toolset)))
     agent.on_run_end(python.close_session)
     agent.on_close(python.aclose)
@@ -201,11 +201,12 @@ def _context_extensions(model: Model) -> list[Extension]:
     return [WindowScope()] if isinstance(model, WindowedModel) else []
 
 
-def _install_memory(agent: Agent, path: str) -> None:
+def _install_memory(agent: Agent, settings: Settings) -> None:
     """``[context] memory``: past runs in the briefing, ``search_memory``, each run recorded at its end."""
-    from pymanus.context.memory import LongTermMemory, MemoryStore
+    from pymanus.context.memory import LongTermMemory, open_memory
 
-    store = MemoryStore(path)
+    context = settings.context
+    store = open_memory(context.memory, vectors=context.memory_vectors, embedding_model=context.embedding_model)
     LongTermMemory(store).install(agent)
 
     async def close() -> None:

@@ -27,7 +27,8 @@ _STOP_WORDS = (
     "a an and are as at be by for from has have in is it its of on or that the this to was were will with "
     "you your i me my we our can do does should would could please then than so if not no"
 )
-_STOP = frozenset(_STOP_WORDS.split())
+STOP_WORDS = frozenset(_STOP_WORDS.split())
+"""English words too common to tell texts apart (left out of tool and memory keyword matching)."""
 
 
 def words(text: str) -> list[str]:
@@ -35,7 +36,7 @@ def words(text: str) -> list[str]:
     text = re.sub(r"([a-z])([A-Z])", r"\1 \2", text)
     out = []
     for word in _WORD.findall(text.lower()):
-        if word in _STOP or (len(word) < 2 and word.isascii()):
+        if word in STOP_WORDS or (len(word) < 2 and word.isascii()):
             continue
         if len(word) > 4 and word.endswith("s") and not word.endswith("ss"):
             word = word[:-1]
