@@ -103,17 +103,19 @@ class MemoryStore:
     def __init__(self, path: str | Path, *, encoder: Encoder | None = None, min_similarity: float = 0.3) -> None:
         in_memory = str(path) == ":memory:"
         self.path = ":memory:" if in_memory else str(Path(path).expanduser())
-        if not in_memory:
-            Path(self.path).parent.mkdir(parents=True, exist_ok=True)
         self.encoder = encoder
         self.min_similarity = min_similarity
-        # Sync tools run in worker threads: one connection shared under a lock.
+        # Sync tools run in worker threads: one connection shared under a lock. The vectors
+        # held in memory have a lock of their own, taken first, so a search that reads them
+        # and a run recorded meanwhile cannot leave that run out.
         self._lock = threading.Lock()
         self._index_lock = threading.Lock()
         self._vectors: _Index | None = None
         try:
+            if not in_memory:
+                Path(self.path).parent.mkdir(parents=True, exist_ok=True)
             self._db = sqlite3.connect(self.path, check_same_thread=False)
-        except sqlite3.Error as exc:
+        except (OSError, sqlite3.Error) as exc:
             raise ConfigError(f"memory database {self.path}: cannot be opened: {exc}") from None
         try:
             self.full_text = self._create_tables()
@@ -150,7 +152,7 @@ class MemoryStore:
     def record(self, *, run_id: str, task: str, outcome: str, answer: str = "", notes: str = "") -> None:
         """Remember one run (its vector too, when there is an encoder)."""
         vectors = self._encode([_vector_text(task, notes)])
-        with self._lock, self._db:
+        with self._index_lock, self._lock, self._db:
             cursor = self._db.execute(
                 "INSERT INTO runs (run_id, task, outcome, answer, notes, created) VALUES (?, ?, ?, ?, ?, ?)",
                 (run_id, task, outcome, answer, notes, time.time()),
@@ -161,7 +163,7 @@ class MemoryStore:
                     "INSERT INTO runs_text (rowid, task, answer, notes) VALUES (?, ?, ?, ?)", (row, task, answer, notes)
                 )
             if vectors is not None and self.encoder is not None:
-                self._store_vectors([row], vectors)
+                self._store_vectors(self.encoder.name, [row], vectors)
                 if self._vectors is not None:
                     self._vectors = _appended(self._vectors, [row], vectors)
 
@@ -222,7 +224,7 @@ class MemoryStore:
                 if vectors is None:
                     return None
                 with self._lock, self._db:
-                    self._store_vectors([run for run, _, _ in missing], vectors)
+                    self._store_vectors(name, [run for run, _, _ in missing], vectors)
                 have.update(zip((run for run, _, _ in missing), vectors, strict=True))
             ids = [run for run, _, _ in runs]
             rows = [have[run] for run in ids]
@@ -230,9 +232,7 @@ class MemoryStore:
             self._vectors = (ids, matrix)
             return self._vectors
 
-    def _store_vectors(self, runs: Sequence[int], vectors: np.ndarray) -> None:
-        assert self.encoder is not None
-        name = self.encoder.name
+    def _store_vectors(self, name: str, runs: Sequence[int], vectors: np.ndarray) -> None:
         self._db.executemany(
             "INSERT OR REPLACE INTO run_vectors (run, model, vector) VALUES (?, ?, ?)",
             [(run, name, vector.astype("<f4").tobytes()) for run, vector in zip(runs, vectors, strict=True)],
