@@ -10,8 +10,9 @@ import pytest
 from helpers.cli_cases import run_cli
 from helpers.preset_cases import settings_for
 from pymanus import Message
-from pymanus.agent.manus import build_manus_agent
+from pymanus.agent.manus import build_manus_agent, preset_model
 from pymanus.cli.recording import RecordedAnswers, Recording
+from pymanus.config import ModelConfig, Settings
 from pymanus.models import ScriptedModel, call
 from pymanus.models.cassette import Cassette, Exchange
 from pymanus.tools.builtin.human import HumanUnavailable
@@ -58,3 +59,11 @@ async def test_a_run_recorded_with_a_person_replays_their_answers(tmp_path: Path
     assert proc.returncode == 0, proc.stderr
     verdict = json.loads(proc.stdout)
     assert verdict["reproduced"] is True and verdict["output"] == "colour.txt says blue"
+
+
+def test_a_recorded_preset_model_keeps_its_window_scope(tmp_path: Path) -> None:
+    config = ModelConfig(name="openai:m", base_url="http://127.0.0.1:9/v1", api_key="k", context_window=4096)
+    settings = Settings(model=config, agent=settings_for(tmp_path).agent)
+    recording = Recording.start(preset_model(settings), tmp_path / "tape.json", "x", settings, ask_human=False)
+    agent = build_manus_agent(settings, model=recording.model)
+    assert "WindowScope" in [type(e).__name__ for e in agent.extensions]

@@ -197,7 +197,10 @@ def build_manus_agent(
 def _context_extensions(model: Model) -> list[Extension]:
     """:class:`~pymanus.context.window.WindowScope` when the model is windowed (its trims then name the run)."""
     from pymanus.context.window import WindowedModel, WindowScope
+    from pymanus.models.cassette import RecordingModel
 
+    while isinstance(model, RecordingModel):  # ``pymanus run --record`` records the windowed model
+        model = model.wrapped
     return [WindowScope()] if isinstance(model, WindowedModel) else []
 
 
