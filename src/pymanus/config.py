@@ -158,12 +158,15 @@ class ContextConfig(_Section):
     """With more tools than this, each request offers only those relevant to the step (0: never)."""
     tool_selection_local: bool = False
     """Select tools for ``local:`` models too (off: a changing tool list defeats their prompt cache)."""
+    tool_selection_vectors: bool = True
+    """Rank tools by meaning too, when the ``[memory]`` extra and its model are installed (else by BM25)."""
     memory: str = ""
     """SQLite file of the long-term memory of past runs (empty: no memory)."""
     memory_vectors: bool = True
     """Search memory by meaning too (needs the ``[memory]`` extra and its model; without them: by keyword)."""
     embedding_model: str = ""
-    """Directory of a BERT sentence-transformers model for memory vectors (empty: the packaged all-MiniLM-L6-v2)."""
+    """Directory of a BERT sentence-transformers model for memory and tool vectors (empty: the packaged
+    all-MiniLM-L6-v2)."""
 
 
 class Settings(_Section):

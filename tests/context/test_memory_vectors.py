@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 
 from pymanus.context import embeddings
-from pymanus.context.memory import MemoryStore, fuse, open_memory
+from pymanus.context.memory import MemoryStore, open_memory
+from pymanus.context.ranking import fuse
 from pymanus.errors import ConfigError
 
 np = pytest.importorskip("numpy")

@@ -2,38 +2,13 @@
 
 from __future__ import annotations
 
-from pymanus.context.tool_selection import BM25, ToolSelector, words
+from helpers.tool_cases import DESCRIPTIONS, TOOLS, ask, names
+from pymanus.context.ranking import BM25, words
+from pymanus.context.tool_selection import ToolSelector
 from pymanus.context.window import WindowedModel
 from pymanus.messages import Message, ToolCall
-from pymanus.models.base import ModelSettings, ToolDefinition
+from pymanus.models.base import ModelSettings
 from pymanus.models.testing import ScriptedModel
-
-DESCRIPTIONS = {
-    "read_file": "Read a text file from the workspace",
-    "write_file": "Create or overwrite a file with content",
-    "list_dir": "List the files of a folder as a tree",
-    "grep": "Search file contents with a regular expression",
-    "python": "Run Python code for computation and data analysis",
-    "shell": "Run a shell command",
-    "web_fetch": "Fetch a web page and return its text",
-    "web_search": "Search the web for pages about a query",
-    "send_email": "Send an email message to a recipient address",
-    "calendar_add": "Add an event to the user's calendar at a date and time",
-    "weather": "Get the weather forecast for a city",
-    "translate": "Translate text between human languages",
-    "stock_price": "Look up the current price of a stock ticker",
-    "resize_image": "Resize or crop an image file",
-    "terminate": "Finish the task with the final answer",
-}
-TOOLS = [ToolDefinition(name=n, description=d) for n, d in DESCRIPTIONS.items()]
-
-
-def ask(text: str, *history: Message) -> list[Message]:
-    return [Message.system("sys"), Message.user(text), *history]
-
-
-def names(tools: list[ToolDefinition]) -> list[str]:
-    return [t.name for t in tools]
 
 
 def test_words_split_names_and_drop_stop_words() -> None:

@@ -45,7 +45,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from pymanus.agent.extensions import Extension
-from pymanus.context.tool_selection import STOP_WORDS
+from pymanus.context.ranking import STOP_WORDS, fuse
 from pymanus.errors import ConfigError
 from pymanus.tools.tool import Tool, ToolContext, tool
 
@@ -58,7 +58,6 @@ if TYPE_CHECKING:
 logger = logging.getLogger("pymanus.context")
 
 _WORD = re.compile(r"\w+", re.UNICODE)
-_RRF_K = 60
 _COLUMNS = ("run_id", "task", "outcome", "answer", "notes", "created")
 _Index = tuple[list[int], "np.ndarray"]
 """The runs' ids and their vectors, row for row."""
@@ -266,18 +265,6 @@ class MemoryStore:
     def close(self) -> None:
         """Close the database."""
         self._db.close()
-
-
-def fuse(rankings: Sequence[Sequence[int]], k: int = _RRF_K) -> list[int]:
-    """Reciprocal-rank fusion: the keys of ``rankings`` (each best first) by ``sum(1 / (k + rank))``.
-
-    Ties keep the order of the first ranking that holds a key.
-    """
-    scores: dict[int, float] = {}
-    for ranking in rankings:
-        for rank, key in enumerate(ranking, start=1):
-            scores[key] = scores.get(key, 0.0) + 1 / (k + rank)
-    return sorted(scores, key=lambda key: -scores[key])
 
 
 def open_memory(path: str | Path, *, vectors: bool = True, embedding_model: str = "") -> MemoryStore:

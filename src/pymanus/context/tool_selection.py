@@ -3,9 +3,12 @@
 Forty tool definitions can take thousands of tokens of every request, and a model chooses
 worse among many. Above a threshold, :class:`ToolSelector` ranks the tools by BM25 between
 the current step's text (the task, the latest messages) and each tool's name, description
-and parameters, and offers the best few, plus ``terminate``, the tools called in the last
+and parameters, and, with a sentence encoder (:mod:`pymanus.context.embeddings`, the
+``[memory]`` extra), by the cosine of their vectors too, the two rankings fused by
+reciprocal rank; it offers the best few, plus ``terminate``, the tools called in the last
 steps and any the request's settings require. When no tool matches well enough, all are
-offered: a wrong guess would cost more than the tokens saved.
+offered: a wrong guess would cost more than the tokens saved. The encoder finds the tool a
+step asks for in other words ("make the photo smaller": ``resize_image``), which BM25 misses.
 
 Off for local models by default (``[context] tool_selection_local``): their prompt cache
 holds only while the tool list, at the head of the prompt, stays the same.
@@ -13,35 +16,22 @@ holds only while the tool list, at the head of the prompt, stays the same.
 
 from __future__ import annotations
 
-import math
-import re
-from collections import Counter
+import logging
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
+from pymanus.context.ranking import BM25, fuse, words
 from pymanus.messages import Message
 from pymanus.models.base import ModelSettings, ToolDefinition
 
-_WORD = re.compile(r"[A-Za-z]+|\d+|[^\x00-\x7F]")
-_STOP_WORDS = (
-    "a an and are as at be by for from has have in is it its of on or that the this to was were will with "
-    "you your i me my we our can do does should would could please then than so if not no"
-)
-STOP_WORDS = frozenset(_STOP_WORDS.split())
-"""English words too common to tell texts apart (left out of tool and memory keyword matching)."""
+if TYPE_CHECKING:
+    import numpy as np
 
+    from pymanus.config import Settings
+    from pymanus.context.embeddings import Encoder
 
-def words(text: str) -> list[str]:
-    """Lower-case terms of ``text``: snake_case and camelCase split, stop words left out, plural 's' cut."""
-    text = re.sub(r"([a-z])([A-Z])", r"\1 \2", text)
-    out = []
-    for word in _WORD.findall(text.lower()):
-        if word in STOP_WORDS or (len(word) < 2 and word.isascii()):
-            continue
-        if len(word) > 4 and word.endswith("s") and not word.endswith("ss"):
-            word = word[:-1]
-        out.append(word)
-    return out
+logger = logging.getLogger("pymanus.context")
 
 
 def tool_text(tool: ToolDefinition) -> str:
@@ -52,30 +42,6 @@ def tool_text(tool: ToolDefinition) -> str:
         if isinstance(schema, dict):
             parts.append(str(schema.get("description", "")))
     return " ".join(parts)
-
-
-class BM25:
-    """Okapi BM25 over a small fixed set of documents (a few hundred at most)."""
-
-    def __init__(self, documents: Sequence[Sequence[str]], k1: float = 1.2, b: float = 0.75) -> None:
-        self.k1, self.b = k1, b
-        self.docs = [Counter(doc) for doc in documents]
-        self.lengths = [len(doc) for doc in documents]
-        self.average = sum(self.lengths) / len(self.lengths) if documents else 0.0
-        frequency: Counter[str] = Counter()
-        for doc in self.docs:
-            frequency.update(doc.keys())
-        n = len(documents)
-        self.idf = {term: math.log(1 + (n - df + 0.5) / (df + 0.5)) for term, df in frequency.items()}
-
-    def scores(self, query: Sequence[str]) -> list[float]:
-        """The score of every document for ``query`` (each distinct term counted once)."""
-        terms = [term for term in set(query) if term in self.idf]
-        out = []
-        for doc, length in zip(self.docs, self.lengths, strict=True):
-            norm = self.k1 * (1 - self.b + self.b * length / (self.average or 1))
-            out.append(sum(self.idf[t] * doc[t] * (self.k1 + 1) / (doc[t] + norm) for t in terms if t in doc))
-        return out
 
 
 @dataclass
@@ -89,6 +55,9 @@ class ToolSelector:
             every tool is offered.
         recent_steps: the tools called in this many latest assistant messages stay offered.
         always: tools always offered when present.
+        encoder: ranks the tools by meaning too (``None``: by BM25 only).
+        min_similarity: with an encoder, a tool is relevant too when the cosine of its vector
+            with the step's is at least this.
     """
 
     threshold: int = 12
@@ -96,7 +65,10 @@ class ToolSelector:
     min_score: float = 1.0
     recent_steps: int = 3
     always: frozenset[str] = frozenset({"terminate"})
+    encoder: Encoder | None = None
+    min_similarity: float = 0.25
     _index: dict[tuple[str, ...], BM25] = field(default_factory=dict, repr=False)
+    _vectors: dict[tuple[str, ...], np.ndarray] = field(default_factory=dict, repr=False)
 
     def __call__(
         self, messages: Sequence[Message], tools: Sequence[ToolDefinition], settings: ModelSettings
@@ -104,22 +76,62 @@ class ToolSelector:
         """The tools to offer for a request of ``messages``, in their original order."""
         if len(tools) <= self.threshold:
             return list(tools)
-        scores = self._bm25(tools).scores(words(step_text(messages)))
-        ranked = sorted(range(len(tools)), key=lambda i: -scores[i])
-        relevant = {tools[i].name for i in ranked[: self.top_k] if scores[i] > self.min_score}
+        text = step_text(messages)
+        scores = self._bm25(tools).scores(words(text))
+        by_words = [i for i in sorted(range(len(tools)), key=lambda i: -scores[i]) if scores[i] > self.min_score]
+        # By meaning first, so that ties go to it (as in memory search).
+        relevant = {tools[i].name for i in fuse([self._by_meaning(text, tools), by_words])[: self.top_k]}
         if not relevant:
             return list(tools)
         keep = relevant | self.always | recent_calls(messages, self.recent_steps) | set(settings.allowed_tools or ())
         return [tool for tool in tools if tool.name in keep]
 
     def _bm25(self, tools: Sequence[ToolDefinition]) -> BM25:
-        key = tuple(f"{t.name}\x00{t.description}" for t in tools)
+        key = _toolset_key(tools)
         index = self._index.get(key)
         if index is None:
             if len(self._index) > 16:
                 self._index.clear()
             index = self._index[key] = BM25([words(tool_text(t)) for t in tools])
         return index
+
+    def _by_meaning(self, text: str, tools: Sequence[ToolDefinition]) -> list[int]:
+        """The tools similar enough to ``text`` by the encoder, best first (none without one)."""
+        if self.encoder is None:
+            return []
+        key = _toolset_key(tools)
+        try:
+            vectors = self._vectors.get(key)
+            if vectors is None:
+                if len(self._vectors) > 16:
+                    self._vectors.clear()
+                vectors = self._vectors[key] = self.encoder.encode([tool_text(t) for t in tools])
+            similarity = vectors @ self.encoder.encode([text])[0]
+        except Exception as exc:  # a broken model must not fail the request: BM25 goes on alone
+            logger.warning("tool selection: the encoder failed (%s); ranking by keyword only from now on", exc)
+            self.encoder = None
+            return []
+        ranked = sorted(range(len(tools)), key=lambda i: -similarity[i])
+        return [i for i in ranked if similarity[i] >= self.min_similarity]
+
+
+def tool_selector(settings: Settings, threshold: int) -> ToolSelector:
+    """The selector ``[context]`` asks for: with a sentence encoder when ``tool_selection_vectors``
+    is on and one is installed (else BM25 alone, logged once)."""
+    context = settings.context
+    encoder = None
+    if context.tool_selection_vectors:
+        from pymanus.context.embeddings import EncoderUnavailable, SentenceEncoder
+
+        try:
+            encoder = SentenceEncoder(context.embedding_model or None)
+        except EncoderUnavailable as exc:
+            logger.info("tool selection: ranking by BM25 only (no sentence encoder: %s)", exc)
+    return ToolSelector(threshold=threshold, encoder=encoder)
+
+
+def _toolset_key(tools: Sequence[ToolDefinition]) -> tuple[str, ...]:
+    return tuple(f"{t.name}\x00{t.description}" for t in tools)
 
 
 def step_text(messages: Sequence[Message], chars: int = 1500) -> str:

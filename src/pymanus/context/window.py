@@ -577,9 +577,9 @@ def windowed_model(model: Model, settings: Settings) -> Model:
         count_text = tokenizer_file_counter(settings.model.tokenizer)
     chooser = None
     if threshold:
-        from pymanus.context.tool_selection import ToolSelector
+        from pymanus.context.tool_selection import tool_selector
 
-        chooser = ToolSelector(threshold=threshold)
+        chooser = tool_selector(settings, threshold)
     policy = WindowPolicy(
         cut_tool_results=context.cut_tool_results,
         tool_result_tokens=context.tool_result_tokens,
