@@ -11,7 +11,9 @@ and prints the median time of each, their ratio and the difference:
 
 The two are timed in pairs, in alternating order (with, without; without, with; ...), so
 a disk or a processor that gets busier during the run slows both alike; the medians of
-many pairs leave out the calls that waited on something else.
+many pairs leave out the calls that waited on something else. The ratio is also given
+for each of six blocks of consecutive pairs (its range shows how noisy the machine was)
+and for the quietest block, the one with the fastest calls without the journal.
 
 The first code call of a run in a workspace the journal has never seen saves every
 file's bytes once; that one-time cost is printed on its own. The first code call of a
@@ -42,6 +44,8 @@ from pymanus.tools.tool import Tool, ToolContext
 from pymanus.tools.toolset import Toolset
 
 MakeCall = Callable[[int], ToolCall]
+BLOCKS = 6
+"""The pairs are also summarised in this many blocks of consecutive pairs."""
 
 
 def make_workspace(root: Path, files: int) -> None:
@@ -84,20 +88,32 @@ async def compare(name: str, tools: list[Tool], workspace: Path, make_call: Make
             with_journal.append(await run(journaled, context_journal))
     later = await run(journaled, ToolContext(run_id=f"{name}-later", workspace=workspace))
     base, cost = statistics.median(without), statistics.median(with_journal)
+    # The same medians per block of pairs: a disk or processor busy for a while shows as blocks apart,
+    # and the quietest block (the lowest median without the journal) is the cost on an idle machine.
+    size = max(1, rounds // BLOCKS)
+    blocks = [
+        (statistics.median(without[i : i + size]), statistics.median(with_journal[i : i + size]))
+        for i in range(0, rounds - size + 1, size)
+    ]
+    ratios = [b / a for a, b in blocks]
+    quiet = min(blocks)
     row = {
         "call": name,
-        "rounds": rounds,
+        "pairs": rounds,
         "without_ms": round(base * 1000, 3),
         "with_ms": round(cost * 1000, 3),
         "ratio": round(cost / base, 3),
         "added_us": round((cost - base) * 1e6),
+        "block_ratios": [round(r, 3) for r in ratios],
+        "quietest_block_ratio": round(quiet[1] / quiet[0], 3),
         "first_ms": round(first * 1000, 1),
         "later_first_ms": round(later * 1000, 1),
     }
     print(
-        f"{name:<10} without {base * 1000:7.3f} ms   with journal {cost * 1000:7.3f} ms   "
-        f"ratio {cost / base:.2f}x   (+{(cost - base) * 1e6:.0f} us; first call of the first run "
-        f"{first * 1000:.0f} ms, of a later run {later * 1000:.0f} ms)",
+        f"{name:<10} without {base * 1000:7.3f} ms  with journal {cost * 1000:7.3f} ms  ratio {cost / base:.2f}x "
+        f"(+{(cost - base) * 1e6:.0f} us)  blocks {min(ratios):.2f}-{max(ratios):.2f}x, quietest "
+        f"{quiet[1] / quiet[0]:.2f}x ({quiet[0] * 1000:.3f} ms)  first call {first * 1000:.0f} ms, "
+        f"of a later run {later * 1000:.0f} ms",
         flush=True,
     )
     return row

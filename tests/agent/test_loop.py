@@ -425,6 +425,29 @@ async def test_extension_middleware_sees_every_call() -> None:
     assert result.messages[3].text == "22"
 
 
+async def test_a_runs_stores_that_hold_resources_are_closed_when_it_ends() -> None:
+    @dataclass
+    class Held:
+        closed: int = 0
+
+        def close(self) -> None:
+            self.closed += 1
+
+    held: list[Held] = []
+
+    class Holder(ToolMiddleware):
+        async def before_call(self, call: ToolCall, context: ToolContext) -> ToolCall:
+            if not held:
+                held.append(context.store(Held))
+            return call
+
+    class WithHolder(Extension):
+        middleware = Holder()
+
+    await Agent(ScriptedModel([call("add", a=1, b=1), "done"]), tools=[add], extensions=[WithHolder()]).run("task")
+    assert held[0].closed == 1
+
+
 async def test_streaming_models_emit_text_deltas() -> None:
     model = ScriptedModel(["The answer is 42."])
     events = [e async for e in Agent(model, stream=True).iter("task")]

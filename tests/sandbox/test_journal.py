@@ -15,8 +15,9 @@ from pymanus.config import Settings
 from pymanus.models import FunctionModel, ScriptedModel, call
 from pymanus.models.base import Model
 from pymanus.sandbox import Sandbox
+from pymanus.sandbox.blobs import BlobStore
 from pymanus.sandbox.history import collect_garbage, diff_run, undo_run
-from pymanus.sandbox.journal import STATE_DIR, BlobStore, JournalError
+from pymanus.sandbox.journal import STATE_DIR, JournalError
 from pymanus.sandbox.watch import WorkspaceWatch
 
 DATA = "name,city\r\nJosé,São Paulo\r\nZoë,Zürich\r\n".encode()
@@ -152,11 +153,10 @@ async def test_a_damaged_blob_stops_the_undo_before_anything_is_touched(workspac
     result, _ = await three_changes(workspace)
     journal = workspace / STATE_DIR / "runs" / f"{result.run_id}.jsonl"
     entry = next(json.loads(line) for line in journal.read_text().splitlines()[1:] if '"old.txt"' in line)
-    blob = BlobStore(workspace / STATE_DIR).path(entry["before"])
-    if damage == "missing":
-        blob.unlink()
-    else:
-        blob.write_bytes(b"tampered")
+    [pack] = [p for p in (workspace / STATE_DIR / "packs").iterdir() if entry["before"].encode() in p.read_bytes()]
+    record = f"{entry['before']} {len(OLD)}\n".encode() + OLD
+    damaged = b"" if damage == "missing" else record.replace(OLD, b"tampered".ljust(len(OLD)))
+    pack.write_bytes(pack.read_bytes().replace(record, damaged))
     with pytest.raises(JournalError, match=f"cannot restore old.txt: .*{damage}"):
         undo_run(workspace, result.run_id)
     assert (workspace / "data.csv").read_text() == "name,city\n"  # nothing else touched
@@ -187,7 +187,8 @@ async def test_a_large_file_changed_twice_adds_two_blobs(workspace: Path, watchi
         ],
     )
     assert [c.path for c in result.changes] == ["big.bin"]
-    big = [sha for sha in blobs(workspace) if BlobStore(workspace / STATE_DIR).path(sha).stat().st_size == 50 << 20]
+    files = [BlobStore(workspace / STATE_DIR).path(sha) for sha in blobs(workspace)]
+    big = [file for file in files if file.is_file() and file.stat().st_size == 50 << 20]
     assert len(big) == 2  # the original and the intermediate content; the last is in the file itself
     assert len(blobs(workspace)) - before == 4  # and the two small files, once each
     undo_run(workspace, result.run_id)

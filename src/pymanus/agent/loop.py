@@ -197,13 +197,17 @@ class Run:
         self.messages = [Message.system(system), Message.user("\n\n".join(filter(None, sections)))]
 
     async def _release(self) -> None:
-        """Run the end-of-run hooks once, however the run ended (even if abandoned)."""
+        """Run the end-of-run hooks once, however the run ended (even if abandoned), and close the run's stores."""
         hooks, self.spec = self.spec.on_end, replace(self.spec, on_end=())
         for hook in hooks:
             try:
                 await hook(self.run_id)
             except Exception:
                 logger.exception("end-of-run hook failed", extra={"run_id": self.run_id})
+        try:
+            self.spec.context.close_stores()
+        except Exception:
+            logger.exception("closing the run's stores failed", extra={"run_id": self.run_id})
 
     def _end(self, state: RunState, reason: str, output: str) -> None:
         self.state, self.reason, self.output = state, reason, output

@@ -18,10 +18,10 @@ import secrets
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from pymanus.sandbox.blobs import BlobStore, sha256_of
 from pymanus.sandbox.journal import (
     DEFAULT_KEEP_RUNS,
     STATE_DIR,
-    BlobStore,
     Change,
     Journal,
     JournalError,
@@ -29,7 +29,6 @@ from pymanus.sandbox.journal import (
     journals,
     prune_journals,
     read_journal,
-    sha256_of,
     stamp_of,
 )
 
@@ -226,7 +225,9 @@ def collect_garbage(workspace: Path | str, keep: int = DEFAULT_KEEP_RUNS) -> GcR
     """Keep the ``keep`` newest journals; delete the others and every blob nothing references.
 
     A blob is referenced by a kept journal or by the index entry of a file that still
-    holds those bytes (the copy that lets code tools change the file safely).
+    holds those bytes (the copy that lets code tools change the file safely). Packs are
+    rewritten without what they no longer need (and without second copies), except a
+    pack a running store still appends to.
     """
     root = Path(os.path.realpath(Path(workspace).expanduser()))
     state = root / STATE_DIR
@@ -248,14 +249,5 @@ def collect_garbage(workspace: Path | str, keep: int = DEFAULT_KEEP_RUNS) -> GcR
             index.forget(path)
     if index.file.exists():
         index.rewrite()
-    for sha in list(store.all()):
-        if sha not in referenced:
-            with contextlib.suppress(OSError):
-                report.freed += store.path(sha).stat().st_size
-            store.delete(sha)
-            report.blobs += 1
-    tmp = state / "tmp"
-    if tmp.is_dir():
-        for leftover in tmp.iterdir():
-            leftover.unlink(missing_ok=True)
+    report.blobs, report.freed = store.delete(store.all() - referenced)
     return report

@@ -4,8 +4,8 @@ Everything lives in the workspace's state folder ``.pymanus/`` (:data:`STATE_DIR
 which the file tools refuse and hide and the sandbox cannot write (see
 :mod:`pymanus.sandbox.bwrap`):
 
-* ``blobs/ab/<sha256>``: a content-addressed :class:`BlobStore`, one file per distinct
-  content, written once (temporary file, then an atomic rename) and never changed;
+* ``blobs.db`` and ``blobs/``: the content-addressed
+  :class:`~pymanus.sandbox.blobs.BlobStore`, one copy per distinct content;
 * ``runs/<run_id>.jsonl``: one :class:`Journal` per run, a header line and one
   :class:`Change` per line, appended as they happen, with paths relative to the
   workspace (a moved workspace still undoes);
@@ -26,22 +26,19 @@ changed twice adds two blobs (its original and intermediate contents), not four.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
 import os
-import secrets
 import time
-from collections.abc import Iterator
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
+
+if TYPE_CHECKING:
+    from pymanus.sandbox.blobs import BlobStore
 
 STATE_DIR = ".pymanus"
 """The workspace's own folder for journals and saved bytes; no tool or sandboxed code may change it."""
 DEFAULT_KEEP_RUNS = 20
-_CHUNK = 1 << 20
-_IN_MEMORY = 8 << 20
-"""Files up to this size are read whole; larger ones are hashed while they are copied."""
 
 Stamp = tuple[int, int]
 """(size in bytes, modification time in ns): what says a file may have changed."""
@@ -100,128 +97,6 @@ def walk(root: Path) -> dict[str, Stamp]:
     return found
 
 
-def sha256_of(path: Path) -> str | None:
-    """The sha256 of a regular file's bytes (``None`` if it is not one)."""
-    digest = hashlib.sha256()
-    try:
-        with open(path, "rb", buffering=0) as handle:
-            while chunk := handle.read(_CHUNK):
-                digest.update(chunk)
-    except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
-        return None
-    return digest.hexdigest()
-
-
-class BlobStore:
-    """Content-addressed bytes: ``put`` stores a file's bytes once per distinct content."""
-
-    def __init__(self, state: Path) -> None:
-        self.root = state / "blobs"
-        self._tmp = state / "tmp"
-        self._made: set[Path] = set()
-        """Folders known to exist (a mkdir costs a system call per blob otherwise)."""
-
-    def path(self, sha: str) -> Path:
-        """Where the blob of ``sha`` is (or would be)."""
-        return self.root / sha[:2] / sha
-
-    def has(self, sha: str) -> bool:
-        return self.path(sha).is_file()
-
-    def put_file(self, source: Path) -> tuple[str, int] | None:
-        """Store ``source``'s bytes; their sha256 and size (``None`` if it is not a regular file)."""
-        try:
-            handle = open(source, "rb", buffering=0)  # noqa: SIM115 - closed below, in both branches
-        except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
-            return None
-        with handle:
-            size = os.fstat(handle.fileno()).st_size
-            if size <= _IN_MEMORY:
-                data = handle.read()
-                sha = hashlib.sha256(data).hexdigest()
-                if not self.has(sha):
-                    self._write(sha, [data])
-                return sha, len(data)
-            return self._copy_streaming(handle)
-
-    def put_bytes(self, data: bytes) -> str:
-        """Store ``data``; its sha256."""
-        sha = hashlib.sha256(data).hexdigest()
-        if not self.has(sha):
-            self._write(sha, [data])
-        return sha
-
-    def read(self, sha: str) -> bytes:
-        """The bytes of ``sha``, checked against their hash; :class:`JournalError` when missing or corrupted."""
-        try:
-            data = self.path(sha).read_bytes()
-        except OSError:
-            raise JournalError(f"its saved copy (blob {sha[:12]}) is missing from the journal") from None
-        if hashlib.sha256(data).hexdigest() != sha:
-            raise JournalError(f"its saved copy (blob {sha[:12]}) is corrupted (its bytes no longer match their hash)")
-        return data
-
-    def verify(self, sha: str) -> None:
-        """:class:`JournalError` unless the blob of ``sha`` is present and intact (read in chunks)."""
-        if not self.path(sha).is_file():
-            raise JournalError(f"its saved copy (blob {sha[:12]}) is missing from the journal")
-        if sha256_of(self.path(sha)) != sha:
-            raise JournalError(f"its saved copy (blob {sha[:12]}) is corrupted (its bytes no longer match their hash)")
-
-    def all(self) -> Iterator[str]:
-        """The sha256 of every stored blob."""
-        if self.root.is_dir():
-            for folder in self.root.iterdir():
-                if folder.is_dir():
-                    yield from (blob.name for blob in folder.iterdir())
-
-    def delete(self, sha: str) -> None:
-        self.path(sha).unlink(missing_ok=True)
-
-    def _copy_streaming(self, handle: Any) -> tuple[str, int]:
-        """Hash a large file while copying it, in one pass: the blob always matches its name."""
-        digest = hashlib.sha256()
-        temp = self._temp()
-        size = 0
-        try:
-            with open(temp, "wb") as out:
-                while chunk := handle.read(_CHUNK):
-                    digest.update(chunk)
-                    out.write(chunk)
-                    size += len(chunk)
-            sha = digest.hexdigest()
-            if self.has(sha):
-                temp.unlink()
-            else:
-                self._folder(self.path(sha).parent)
-                os.replace(temp, self.path(sha))
-        except BaseException:
-            temp.unlink(missing_ok=True)
-            raise
-        return sha, size
-
-    def _write(self, sha: str, chunks: list[bytes]) -> None:
-        temp = self._temp()
-        try:
-            with open(temp, "wb") as out:
-                for chunk in chunks:
-                    out.write(chunk)
-            self._folder(self.path(sha).parent)
-            os.replace(temp, self.path(sha))
-        except BaseException:
-            temp.unlink(missing_ok=True)
-            raise
-
-    def _temp(self) -> Path:
-        self._folder(self._tmp)
-        return self._tmp / f"{os.getpid()}-{secrets.token_hex(6)}"
-
-    def _folder(self, folder: Path) -> None:
-        if folder not in self._made:
-            folder.mkdir(parents=True, exist_ok=True)
-            self._made.add(folder)
-
-
 @dataclass(frozen=True)
 class Change:
     """One change of one file by one tool call: the content before and after (``None``: no file)."""
@@ -257,20 +132,25 @@ class Journal:
         if undoes is not None:
             self._header["undoes"] = undoes
         self._handle: TextIO | None = None
+        self._started = False
 
     def start(self) -> None:
         """Write the header (once): from then on the run is known, even if it changes nothing."""
+        if self._started:
+            return
         if not self.file.exists():
             self.file.parent.mkdir(parents=True, exist_ok=True)
             with open(self.file, "a", encoding="utf-8") as handle:
                 handle.write(json.dumps(self._header) + "\n")
+        self._started = True
 
     def record(self, changes: list[Change]) -> None:
-        """Append ``changes`` (after the header, written first if need be); each is on disk when this returns."""
+        """Append ``changes`` (after the header, written first if need be), in the file when this returns."""
         if not changes:
             return
         self.start()
-        lines = [json.dumps(asdict(change), ensure_ascii=False) for change in changes]
+        # vars(): the fields as they are (asdict copies them deeply, slowly: this runs on every change)
+        lines = [json.dumps(vars(change), ensure_ascii=False) for change in changes]
         if self._handle is None or self._handle.closed:
             self._handle = open(self.file, "a", encoding="utf-8")  # noqa: SIM115 - kept for the run
         self._handle.write("\n".join(lines) + "\n")
@@ -352,10 +232,8 @@ class WorkspaceIndex:
                 except (ValueError, TypeError):
                     continue  # a line cut by a crash: that file is simply hashed again
                 entries[path] = Known((size, mtime), sha, True)
-        for path, known in list(entries.items()):
-            if not store.has(known.sha):
-                del entries[path]
-        return cls(state, entries)
+        stored = store.all()
+        return cls(state, {path: known for path, known in entries.items() if known.sha in stored})
 
     def set(self, path: str, stamp: Stamp, sha: str, *, stored: bool) -> None:
         self.entries[path] = Known(stamp, sha, stored)

@@ -26,23 +26,23 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import stat
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from pymanus.messages import ToolCall
+from pymanus.sandbox.blobs import BlobStore, open_regular, sha256_of
 from pymanus.sandbox.journal import (
     DEFAULT_KEEP_RUNS,
     STATE_DIR,
-    BlobStore,
     Change,
     Journal,
     Stamp,
     WorkspaceIndex,
     is_state_path,
     prune_journals,
-    sha256_of,
     stamp_of,
     walk,
 )
@@ -80,6 +80,16 @@ class _RunJournal:
     watch: WorkspaceWatch | None = None
     unsaved: set[str] = field(default_factory=set)
     """Files whose bytes are not in the store yet (what the last code call wrote)."""
+
+    def close(self) -> None:
+        """The run ended: close its journal file, its pack and its watch (a later call opens them again)."""
+        if self.journal is not None:
+            self.journal.close()
+        if self.store is not None:
+            self.store.close()
+        if self.watch is not None:
+            self.watch.close()
+            self.watch, self.stamps = None, None
 
 
 class FileJournal(ToolMiddleware):
@@ -137,9 +147,12 @@ class FileJournal(ToolMiddleware):
                 "to a new file instead."
             )
         store = self._store_of(root, run)
-        file = root / relative
-        small = (stamp := stamp_of(file)) is None or stamp[0] <= _INLINE_BYTES
-        saved = store.put_file(file) if small else await asyncio.to_thread(store.put_file, file)
+        saved = None
+        if (opened := open_regular(root / relative)) is not None:
+            with opened:  # a thread costs more than saving a small file
+                saved = (
+                    store.put(opened) if opened.size <= _INLINE_BYTES else await asyncio.to_thread(store.put, opened)
+                )
         run.calls[call.id] = _Before(path=relative, saved=saved)
         return call
 
@@ -150,11 +163,12 @@ class FileJournal(ToolMiddleware):
             return result
         root = self._root(context)
         if before.path is not None:
-            stamp = stamp_of(root / before.path)
-            if stamp is None or stamp[0] <= _INLINE_BYTES:  # a thread costs more than hashing a small file
-                changes = self._path_changes(root, run, before, context.step, call.name)
-            else:
-                changes = await asyncio.to_thread(self._path_changes, root, run, before, context.step, call.name)
+            stamp = sha = None
+            if (opened := open_regular(root / before.path)) is not None:
+                with opened:
+                    stamp = opened.stamp
+                    sha = opened.sha256() if opened.size <= _INLINE_BYTES else await asyncio.to_thread(opened.sha256)
+            changes = self._path_changes(root, run, before, stamp, sha, context.step, call.name)
             reverted: list[str] = []
         else:
             changes, reverted = await asyncio.to_thread(self._code_changes, root, run, context, call.name)
@@ -169,11 +183,11 @@ class FileJournal(ToolMiddleware):
         return result
 
     # -- path tools ----------------------------------------------------------------------
-    def _path_changes(self, root: Path, run: _RunJournal, before: _Before, step: int, tool: str) -> list[Change]:
+    def _path_changes(
+        self, root: Path, run: _RunJournal, before: _Before, stamp: Stamp | None, sha: str | None, step: int, tool: str
+    ) -> list[Change]:
+        """The change a path tool made (its file's stamp and hash now given), kept in the index if there is one."""
         assert before.path is not None
-        file = root / before.path
-        stamp = stamp_of(file)
-        sha = sha256_of(file) if stamp is not None else None
         old_sha, old_size = before.saved if before.saved is not None else (None, None)
         if run.index is not None:
             if sha is not None and stamp is not None:
@@ -268,17 +282,18 @@ class FileJournal(ToolMiddleware):
                 run.unsaved.add(path)  # saved before the next code call, which may change it
             old_sha, old_size = (known.sha, old[0]) if known is not None and old is not None else (None, None)
             changes.append(Change(context.step, tool, path, old_sha, sha, old_size, new[0]))
-        reverted = self._revert_protected(root, index, changes)
+        reverted = self._revert_protected(root, store, index, changes)
         index.save()
         return [change for change in changes if change.path not in reverted], reverted
 
-    def _revert_protected(self, root: Path, index: WorkspaceIndex, changes: list[Change]) -> list[str]:
+    def _revert_protected(
+        self, root: Path, store: BlobStore, index: WorkspaceIndex, changes: list[Change]
+    ) -> list[str]:
         """Put back read-only paths that code changed; the paths put back."""
         if not self.protected:
             return []
         from pymanus.sandbox.history import write_exactly
 
-        store = BlobStore(root / STATE_DIR)
         reverted = []
         for change in changes:
             if not self.protected.matches(change.path):
@@ -331,7 +346,25 @@ def _relative(root: Path, path: str | None) -> str | None:
     """``path`` relative to ``root`` (symlinks resolved), or ``None`` when it is not inside it."""
     if path is None:
         return None
-    real = Path(os.path.realpath(Path(path) if os.path.isabs(path) else root / path))
-    if real == root or root not in real.parents:
+    prefix = str(root).rstrip(os.sep) + os.sep
+    joined = os.path.join(prefix, path)
+    real = os.path.normpath(joined)
+    # The lexical path is the real one unless a ".." may climb out of a link, or a part is a link.
+    if ".." in joined.split(os.sep) or not real.startswith(prefix) or _has_link(prefix, real):
+        real = os.path.realpath(joined)
+    if not real.startswith(prefix):
         return None
-    return real.relative_to(root).as_posix()
+    return real[len(prefix) :].replace(os.sep, "/")
+
+
+def _has_link(prefix: str, inside: str) -> bool:
+    """Whether a part of ``inside`` after ``prefix`` is a symbolic link (an lstat a part: cheaper than realpath)."""
+    current = prefix.rstrip(os.sep)
+    for part in inside[len(prefix) :].split(os.sep):
+        current = f"{current}{os.sep}{part}"
+        try:
+            if stat.S_ISLNK(os.lstat(current).st_mode):
+                return True
+        except OSError:
+            return False  # it does not exist, nor anything under it
+    return False

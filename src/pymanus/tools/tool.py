@@ -56,7 +56,8 @@ class ToolContext:
 
         Typed per-run state shared by the tools and extensions of one run (a plan, what
         code has written): each holder defines its own dataclass, so no string keys are
-        shared between modules. Two runs never see each other's instances.
+        shared between modules. Two runs never see each other's instances. A store with a
+        ``close()`` method is closed when the run ends (:meth:`close_stores`).
         """
         found = self._stores.get(kind)
         if found is None:
@@ -65,7 +66,16 @@ class ToolContext:
 
     def reset_stores(self) -> None:
         """Forget every per-run store (a run that starts its conversation over)."""
+        self.close_stores()
         self._stores.clear()
+
+    def close_stores(self) -> None:
+        """Close and forget the per-run stores that hold resources (files, watches): those with a ``close()``."""
+        for kind, found in list(self._stores.items()):
+            close = getattr(found, "close", None)
+            if callable(close):
+                del self._stores[kind]
+                close()
 
 
 class ToolResult(BaseModel):
