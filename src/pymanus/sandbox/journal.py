@@ -4,7 +4,7 @@ Everything lives in the workspace's state folder ``.pymanus/`` (:data:`STATE_DIR
 which the file tools refuse and hide and the sandbox cannot write (see
 :mod:`pymanus.sandbox.bwrap`):
 
-* ``blobs.db`` and ``blobs/``: the content-addressed
+* ``packs/`` and ``blobs/``: the content-addressed
   :class:`~pymanus.sandbox.blobs.BlobStore`, one copy per distinct content;
 * ``runs/<run_id>.jsonl``: one :class:`Journal` per run, a header line and one
   :class:`Change` per line, appended as they happen, with paths relative to the
