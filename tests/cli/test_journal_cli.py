@@ -141,3 +141,20 @@ def test_gc_prunes_old_journals(chat_server_thread: ChatServer, tmp_path: Path) 
     assert run_cli(["undo", ids[0], "-w", str(workspace)], tmp_path).returncode == 2
     assert run_cli(["undo", ids[1], "-w", str(workspace)], tmp_path).returncode == 0
     assert (workspace / "data.csv").read_text() == "v0\n"
+
+
+def test_undo_of_a_run_whose_saved_copy_is_damaged_names_the_file(
+    chat_server_thread: ChatServer, tmp_path: Path
+) -> None:
+    workspace = workspace_with_inputs(tmp_path)
+    code, out, err = scripted_run(chat_server_thread, tmp_path, "--json")
+    assert code == 0, err
+    run_id = json.loads(out)["run_id"]
+    for pack in (workspace / ".pymanus" / "packs").iterdir():  # the saved copy of old.txt
+        pack.write_bytes(pack.read_bytes().replace(b"old\n", b"OLD\n"))
+    undo = run_cli(["undo", run_id, "-w", str(workspace)], tmp_path)
+    assert undo.returncode == 1
+    assert undo.stderr.startswith("pymanus: error: cannot restore old.txt: its saved copy")
+    assert "corrupted" in undo.stderr and len(undo.stderr.strip().splitlines()) == 1
+    assert (workspace / "data.csv").read_text() == "name,city\n"  # nothing touched
+    assert (workspace / "report.csv").exists()

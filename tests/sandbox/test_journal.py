@@ -8,39 +8,20 @@ from pathlib import Path
 
 import pytest
 
+from helpers.journal_cases import DATA, OLD, make_workspace, run_script, three_changes
 from helpers.preset_cases import settings_for
-from pymanus import FilesChanged, RunResult, RunState
-from pymanus.agent.manus import build_manus_agent
+from helpers.sandbox_backends import CONFINED
+from pymanus import FilesChanged, RunState
 from pymanus.config import Settings
-from pymanus.models import FunctionModel, ScriptedModel, call
-from pymanus.models.base import Model
-from pymanus.sandbox import Sandbox
+from pymanus.models import FunctionModel, call
 from pymanus.sandbox.blobs import BlobStore
 from pymanus.sandbox.history import collect_garbage, diff_run, undo_run
 from pymanus.sandbox.journal import STATE_DIR, JournalError
 from pymanus.sandbox.watch import WorkspaceWatch
 
-DATA = "name,city\r\nJosé,São Paulo\r\nZoë,Zürich\r\n".encode()
-OLD = b"old notes \xe2\x9c\x93\n"
-DELETE_AND_CREATE = "import os\nos.remove('old.txt')\nopen('report.csv', 'w').write('total\\n3\\n')\n"
-
 
 def blobs(workspace: Path) -> list[str]:
     return sorted(BlobStore(workspace / STATE_DIR).all())
-
-
-async def run_script(
-    workspace: Path, calls: list, settings: Settings | None = None, model: Model | None = None
-) -> tuple[RunResult, list]:
-    agent = build_manus_agent(settings or settings_for(workspace), model=model or ScriptedModel(calls))
-    events = []
-    try:
-        run = agent.start("Change the files.")
-        async for event in run.events():
-            events.append(event)
-        return run.result(), events
-    finally:
-        await agent.aclose()
 
 
 @pytest.fixture(params=["inotify", "walk"])
@@ -55,22 +36,7 @@ def watching(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) ->
 
 @pytest.fixture
 def workspace(tmp_path: Path) -> Path:
-    root = tmp_path / "ws"
-    root.mkdir()
-    (root / "data.csv").write_bytes(DATA)
-    (root / "old.txt").write_bytes(OLD)
-    return root
-
-
-async def three_changes(workspace: Path) -> tuple[RunResult, list]:
-    return await run_script(
-        workspace,
-        [
-            call("write_file", path="data.csv", content="name,city\n"),
-            call("python", code=DELETE_AND_CREATE),
-            call("terminate", status="success", message="done"),
-        ],
-    )
+    return make_workspace(tmp_path)
 
 
 async def test_a_run_lists_its_changes_and_undo_restores_exact_bytes(workspace: Path, watching: str) -> None:
@@ -195,14 +161,19 @@ async def test_a_large_file_changed_twice_adds_two_blobs(workspace: Path, watchi
     assert (workspace / "big.bin").read_bytes() == b"\x00" * (50 << 20)
 
 
-async def test_read_only_paths_cannot_be_changed(workspace: Path) -> None:
+@pytest.mark.parametrize("backend", [*CONFINED, "none"])
+async def test_read_only_paths_cannot_be_changed(workspace: Path, backend: str) -> None:
     (workspace / "README.md").write_text("keep me\n")
     (workspace / "data").mkdir()
     (workspace / "data" / "raw.csv").write_text("a\n1\n")
     settings = Settings.load(
         path=None,
         env={},
-        overrides={"agent": {"workspace": str(workspace)}, "workspace": {"read_only": ["*.md", "data/**"]}},
+        overrides={
+            "agent": {"workspace": str(workspace)},
+            "workspace": {"read_only": ["*.md", "data/**"]},
+            "sandbox": {"backend": backend},
+        },
         cwd=workspace.parent,
     )
     result, _ = await run_script(
@@ -220,15 +191,18 @@ async def test_read_only_paths_cannot_be_changed(workspace: Path) -> None:
     observations = [m.text for m in result.messages if m.role == "tool"]
     assert "README.md is read-only" in observations[0]
     assert "data/raw.csv is read-only" in observations[1]
-    refused = ("Read-only file system" in observations[2]) or ("undone: README.md" in observations[2])
-    assert refused, observations[2]  # bubblewrap mounts it read-only; other backends put it back
+    if backend == "bwrap":  # mounted read-only; the other backends put the change back after the call
+        assert "Read-only file system" in observations[2]
+    else:
+        assert "undone: README.md" in observations[2] and "undone: data/new.csv" in observations[3]
     assert (workspace / "README.md").read_text() == "keep me\n"
     assert (workspace / "data" / "raw.csv").read_text() == "a\n1\n"
     assert not (workspace / "data" / "new.csv").exists()
     assert [c.path for c in result.changes] == ["notes.txt"]
 
 
-async def test_the_journal_folder_is_hidden_and_refused(workspace: Path) -> None:
+@pytest.mark.parametrize("backend", CONFINED)
+async def test_the_journal_folder_is_hidden_and_refused(workspace: Path, backend: str) -> None:
     result, _ = await run_script(
         workspace,
         [
@@ -241,14 +215,15 @@ async def test_the_journal_folder_is_hidden_and_refused(workspace: Path) -> None
             call("python", code=f"import os\nprint(os.listdir({STATE_DIR!r}))\nopen({STATE_DIR!r} + '/x', 'w')"),
             call("terminate", status="success", message="ok"),
         ],
+        settings_for(workspace, backend=backend),
     )
     observations = [m.text for m in result.messages if m.role == "tool"]
     assert all(STATE_DIR not in text for text in observations[1:4])
     assert "journal" in observations[4] and "journal" in observations[5]
-    if Sandbox(workspace).active_backend == "bwrap":  # Landlock cannot take the folder out of the workspace
-        assert "[]" in observations[6]  # an empty folder inside the sandbox
-        assert "Read-only file system" in observations[6]
-        assert not (workspace / STATE_DIR / "x").exists()
+    assert "[]" in observations[6]  # an empty folder inside the sandbox (Landlock: in a mount namespace)
+    assert "Read-only file system" in observations[6]
+    assert not (workspace / STATE_DIR / "x").exists()
+    assert "pymanus-hidden" not in Path("/proc/self/mounts").read_text()  # the sandbox's mount stayed its own
     assert json.loads((workspace / STATE_DIR / "runs" / f"{result.run_id}.jsonl").read_text().splitlines()[0])
 
 

@@ -14,7 +14,9 @@ confined, between ``fork`` and ``exec``, by three layers the process applies to 
   workspace leads nowhere, because Landlock checks the file the link resolves to.
   ``/proc`` shows other processes' command lines (there is no PID namespace), but not
   their environment, memory or open files: Landlock forbids a confined process to
-  inspect any process outside its domain.
+  inspect any process outside its domain. Where user namespaces work, the journal's
+  ``.pymanus/`` is covered by an empty read-only folder in a mount namespace of the
+  command's own (:mod:`pymanus.sandbox.mountns`); elsewhere code can reach it.
 * **network** -- a new user and network namespace (:mod:`pymanus.sandbox.netns`);
   where unprivileged user namespaces are forbidden, a seccomp filter that allows only
   Unix sockets (:mod:`pymanus.sandbox.seccomp`). With Landlock ABI 4+ every TCP bind
@@ -29,7 +31,8 @@ allowed roots exist and can be ``stat``-ed, only not opened).
 
 :func:`probe` checks, with a real confined child, that the layers hold on this machine
 before the backend is used: that a file outside is unreadable, the scratch directory
-writable and a listener on the host's loopback unreachable.
+writable, a listener on the host's loopback unreachable and a hidden folder empty and
+read-only (where it is not, the backend is used without hiding the journal's folder).
 """
 
 from __future__ import annotations
@@ -46,7 +49,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from pymanus.sandbox import landlock, netns, privileges, seccomp
+from pymanus.sandbox import landlock, mountns, netns, privileges, seccomp
 from pymanus.sandbox.bwrap import ETC_ALLOWLIST, ROOT_LINKS
 
 NetworkLayer = Literal["netns", "seccomp", "open"]
@@ -83,6 +86,8 @@ class Confiner:
         writable: paths the command may read and change (the workspace, its scratch directory).
         nproc: ``RLIMIT_NPROC`` to set once inside the new user namespace (non-root hosts):
             there the kernel counts only the sandbox's own processes.
+        hidden: folders the command sees empty and read-only (the journal's ``.pymanus/``; see
+            :mod:`pymanus.sandbox.mountns`), where the probe found that user namespaces work.
     """
 
     def __init__(
@@ -93,9 +98,11 @@ class Confiner:
         writable: Sequence[Path],
         *,
         nproc: int | None = None,
+        hidden: Sequence[Path] = (),
     ) -> None:
         self.network = network
         self.nproc = nproc
+        self.hidden = tuple(hidden)
         privileges.libc()  # resolved here, in the parent
         self._filter = seccomp.NoNetworkFilter() if network == "seccomp" else None
         self._ruleset = landlock.Ruleset(abi, deny_tcp=network != "open")
@@ -115,6 +122,8 @@ class Confiner:
             netns.unshare_network()
             if self.nproc is not None:
                 resource.setrlimit(resource.RLIMIT_NPROC, (self.nproc, self.nproc))
+        if self.hidden:  # before Landlock, which forbids mounting
+            mountns.hide(self.hidden, in_new_user_namespace=self.network == "netns")
         if self._filter is not None:
             self._filter.install()
         landlock.restrict_self(self._ruleset.fd)
@@ -144,6 +153,8 @@ class ProbeResult:
     """The network layer that held; ``None`` when none did (or Landlock itself failed)."""
     reason: str | None
     """Why the backend cannot be used; ``None`` when it can."""
+    hides: bool = False
+    """Whether a command can be given an empty read-only folder over the journal's (a mount namespace)."""
 
     @property
     def ok(self) -> bool:
@@ -152,7 +163,7 @@ class ProbeResult:
 
 _PROBE_SCRIPT = """
 import os, socket, sys
-secret, scratch, port = sys.argv[1:4]
+secret, scratch, port, hidden = sys.argv[1:5]
 outside = [(secret, "a file outside the allowed roots"), (f"/proc/{os.getppid()}/environ", "PyManus's environment")]
 for path, what in outside:
     try:
@@ -164,6 +175,14 @@ try:
     open(scratch + "/probe", "w").close()
 except OSError as exc:
     print(f"the scratch directory was not writable ({exc})"); sys.exit(4)
+if hidden != "-":
+    if os.listdir(hidden):
+        print("the hidden folder was visible"); sys.exit(6)
+    try:
+        open(hidden + "/probe", "w").close()
+        print("the hidden folder was writable"); sys.exit(6)
+    except OSError:
+        pass
 if port != "-":
     try:
         socket.create_connection(("127.0.0.1", int(port)), timeout=3).close()
@@ -188,14 +207,18 @@ def probe(python_dirs: Sequence[Path], extra_read: Sequence[Path], *, network: b
         if layer == "seccomp" and (why := seccomp.unavailable_reason()) is not None:
             failures.append(why)
             continue
-        problem = _probe_layer(abi, layer, python_dirs, extra_read)
+        if _probe_layer(abi, layer, python_dirs, extra_read, hide=True) is None:
+            return ProbeResult(abi, layer, None, hides=True)
+        problem = _probe_layer(abi, layer, python_dirs, extra_read, hide=False)
         if problem is None:
             return ProbeResult(abi, layer, None)
         failures.append(f"{layer}: {problem}")
     return ProbeResult(abi, None, "no network layer works: " + "; ".join(failures))
 
 
-def _probe_layer(abi: int, layer: NetworkLayer, python_dirs: Sequence[Path], extra_read: Sequence[Path]) -> str | None:
+def _probe_layer(
+    abi: int, layer: NetworkLayer, python_dirs: Sequence[Path], extra_read: Sequence[Path], *, hide: bool
+) -> str | None:
     with (
         tempfile.TemporaryDirectory(prefix="pymanus-probe-") as outside,
         tempfile.TemporaryDirectory(prefix="pymanus-probe-") as scratch,
@@ -207,8 +230,14 @@ def _probe_layer(abi: int, layer: NetworkLayer, python_dirs: Sequence[Path], ext
         if layer != "open":
             listener = stack.enter_context(socket.create_server(("127.0.0.1", 0)))
             port = str(listener.getsockname()[1])
+        hidden = Path(scratch) / "hidden"
+        if hide:
+            hidden.mkdir()
+            (hidden / "secret").write_text("probe")
         try:
-            confiner = Confiner(abi, layer, read_roots(python_dirs, extra_read), [Path(scratch)])
+            confiner = Confiner(
+                abi, layer, read_roots(python_dirs, extra_read), [Path(scratch)], hidden=[hidden] if hide else []
+            )
         except OSError as exc:
             return f"Landlock rules could not be made ({exc})"
         errors_read, errors_write = os.pipe()
@@ -220,7 +249,8 @@ def _probe_layer(abi: int, layer: NetworkLayer, python_dirs: Sequence[Path], ext
                 os.write(errors_write, str(exc).encode()[:500])
                 raise
 
-        argv = [sys.executable, "-S", "-I", "-c", _PROBE_SCRIPT, str(secret), scratch, port]
+        shown = str(hidden) if hide else "-"
+        argv = [sys.executable, "-S", "-I", "-c", _PROBE_SCRIPT, str(secret), scratch, port, shown]
         try:
             done = subprocess.run(
                 argv,

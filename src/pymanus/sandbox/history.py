@@ -26,6 +26,7 @@ from pymanus.sandbox.journal import (
     Journal,
     JournalError,
     WorkspaceIndex,
+    is_state_path,
     journals,
     prune_journals,
     read_journal,
@@ -97,6 +98,8 @@ def undo_run(workspace: Path | str, run_id: str, *, from_step: int | None = None
     store = BlobStore(state)
     plan: list[tuple[Change, str | None]] = []  # (net change, current sha)
     for change in net_changes(wanted):
+        if (escape := _leads_out(root, change.path)) is not None:
+            raise JournalError(f"cannot restore {change.path}: {escape}; no file was changed")
         current = sha256_of(root / change.path)
         if current == change.before:
             continue  # already as it was
@@ -130,7 +133,21 @@ def undo_run(workspace: Path | str, run_id: str, *, from_step: int | None = None
     finally:
         journal.record(done)
         journal.close()
+        store.close()
     return report
+
+
+def _leads_out(root: Path, relative: str) -> str | None:
+    """Why writing ``relative`` would reach outside the workspace (a folder on its way is a link out), or ``None``.
+
+    The file itself may be a link: it is replaced or removed, never written through.
+    """
+    folder = os.path.realpath((root / relative).parent)
+    if folder != str(root) and not folder.startswith(str(root) + os.sep):
+        return f"its folder now leads out of the workspace (to {folder}, through a symbolic link)"
+    if is_state_path(os.path.relpath(folder, root).replace(os.sep, "/")):
+        return "its folder now leads into the journal's own folder (through a symbolic link)"
+    return None
 
 
 def write_exactly(file: Path, data: bytes) -> None:
@@ -176,7 +193,7 @@ def _after_bytes(root: Path, store: BlobStore, change: Change) -> bytes | None:
     if store.has(change.after):
         return _blob_or_none(store, change.after)
     file = root / change.path
-    if sha256_of(file) == change.after:
+    if _leads_out(root, change.path) is None and sha256_of(file) == change.after:
         return file.read_bytes()
     return None
 

@@ -172,18 +172,37 @@ def read_journal(state: Path, run_id: str) -> tuple[dict[str, Any], list[Change]
     """The header and changes of ``run_id``; :class:`JournalError` when there is no such journal."""
     file = run_file(state, run_id)
     try:
-        lines = file.read_text(encoding="utf-8").splitlines()
+        text = file.read_text(encoding="utf-8")
     except FileNotFoundError:
         raise UnknownRunError(
             f"no run {run_id!r} in the journal of {state.parent} (a run that called no tool has none, "
             "and only the newest runs are kept)"
         ) from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise JournalError(f"the journal of run {run_id!r} ({file}) cannot be read: {exc}") from None
+    lines = text.splitlines()
+    if lines and not text.endswith("\n"):
+        lines.pop()  # cut short by a crash while it was written: that change was never recorded whole
     try:
         header = json.loads(lines[0]) if lines else {}
         changes = [Change(**json.loads(line)) for line in lines[1:] if line.strip()]
+        for change in changes:
+            _check_path(change.path)
     except (ValueError, TypeError) as exc:
         raise JournalError(f"the journal of run {run_id!r} ({file}) is damaged: {exc}") from None
     return header, changes
+
+
+def _check_path(path: object) -> None:
+    """:class:`ValueError` unless ``path`` is a plain relative path in the workspace, outside the state folder.
+
+    A journal is only ever written with such paths; any other was put there by someone else,
+    and following it could change a file outside the workspace.
+    """
+    if not isinstance(path, str) or "\x00" in path or any(p in ("", ".", "..") for p in path.split("/")):
+        raise ValueError(f"{path!r} is not a path in the workspace")  # "" parts: absolute, or "a//b"
+    if is_state_path(path):
+        raise ValueError(f"{path!r} is in the journal's own folder")
 
 
 def journals(state: Path) -> list[Path]:

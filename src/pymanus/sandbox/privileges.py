@@ -40,7 +40,7 @@ def libc() -> Any:
     """
     library = ctypes.CDLL(None, use_errno=True)
     library.syscall.restype = ctypes.c_long
-    for name in ("prctl", "unshare"):
+    for name in ("prctl", "unshare", "mount"):
         getattr(library, name)  # ctypes caches the resolved symbol on the library object
     return library
 

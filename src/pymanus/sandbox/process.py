@@ -474,13 +474,17 @@ class Sandbox:
         assert probe is not None and probe.network is not None
         scratch = Path(tempfile.mkdtemp(prefix="pymanus-tmp-"))
         nproc = self.limits.max_processes if os.geteuid() != 0 and probe.network == "netns" else None
+        hidden = [self.workspace / STATE_DIR] if probe.hides else []
         try:
+            for folder in hidden:
+                folder.mkdir(exist_ok=True)  # the mount point of the empty folder that hides it
             confiner = confine.Confiner(
                 probe.abi,
                 probe.network,
                 confine.read_roots(self._python_dirs, self.read_only_binds),
                 [self.workspace, scratch],
                 nproc=nproc,
+                hidden=hidden,
             )
         except OSError as exc:
             shutil.rmtree(scratch, ignore_errors=True)

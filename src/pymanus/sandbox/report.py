@@ -79,11 +79,16 @@ def _file_system(sandbox: Sandbox, active: ActiveBackend) -> Layer:
             f"writable host directory, a private /tmp of {sandbox.limits.tmp_mb} MB; home directories not visible",
         )
     if active == "landlock" and sandbox.landlock is not None:
+        journal = (
+            "the journal's .pymanus/ shown empty and read-only (a mount namespace)"
+            if sandbox.landlock.hides
+            else "the journal's .pymanus/ reachable (no user namespaces here: tampering is detected, not prevented)"
+        )
         return Layer(
             name,
             True,
             f"Landlock ABI {sandbox.landlock.abi}: system and Python directories read-only, read-write only the "
-            "workspace and a private temporary directory; home directories and the host's /tmp unreadable",
+            f"workspace and a private temporary directory; home directories and the host's /tmp unreadable; {journal}",
         )
     if active == "none":
         return Layer(name, False, "commands run as this user, with all of its file access")
