@@ -124,3 +124,25 @@ async def test_under_landlock_without_a_mount_namespace_tampering_is_detected(
     with pytest.raises(JournalError, match=r"cannot restore old.txt: .*corrupted"):
         undo_run(workspace, result.run_id)
     assert (workspace / "old.txt").read_text() == "new\n"
+
+
+async def test_a_file_tool_path_is_journaled_under_its_real_name(workspace: Path) -> None:
+    """Links and ".." inside the workspace are resolved; a path that leads into .pymanus/ is refused."""
+    (workspace / "sub").mkdir()
+    (workspace / "alias").symlink_to(workspace / "sub")
+    (workspace / "state").symlink_to(workspace / STATE_DIR)
+    result, _ = await run_script(
+        workspace,
+        [
+            call("write_file", path="alias/a.txt", content="a\n"),
+            call("write_file", path="sub/../data.csv", content="b\n"),
+            call("write_file", path=str(workspace / "old.txt"), content="c\n"),
+            call("write_file", path="state/index.jsonl", content="[]"),
+            call("terminate", status="success", message="ok"),
+        ],
+    )
+    assert sorted(c.path for c in result.changes) == ["data.csv", "old.txt", "sub/a.txt"]
+    assert "journal" in [m.text for m in result.messages if m.role == "tool"][3]
+    undo_run(workspace, result.run_id)
+    assert (workspace / "data.csv").read_bytes() == DATA and (workspace / "old.txt").read_bytes() == OLD
+    assert not (workspace / "sub" / "a.txt").exists()
