@@ -9,11 +9,12 @@ It lives in the workspace's state folder (``.pymanus/``), in two places by size:
 * a larger content is a file ``blobs/ab/<sha256>``, hashed while it is copied to a
   temporary file and then renamed into place, written once and never changed.
 
-Why packs. The journal saves a file's bytes before every call that changes it. A file
-per content costs a new inode, a temporary name and a rename, and a SQLite row a
-transaction (locks, a write-ahead log); right after a tool has rewritten a file,
-while the disk writes it back, both cost 0.1-2 ms here, more than the call they
-protect. Appending one record to an open file is one ``write`` (about 10 us).
+Why packs. The journal saves a file's bytes before every call that changes it, right
+after the previous call rewrote a file, while the disk writes that back. There a file per
+content (a new inode, a temporary name and a rename) costs 0.1-2 ms on the development
+machine, more than the call it protects, and a SQLite row (a transaction: locks, a
+write-ahead log) about 0.1 ms; appending one record to an open file is one ``write``
+(about 10 us).
 
 Durability. A content is in its pack (written to the kernel) before the call that would
 change the file runs, so a process that crashes or is killed at any point loses no
