@@ -161,3 +161,23 @@ async def test_progress_note_counts_steps_and_names_changed_files(tmp_path: Path
     assert reminder.startswith("Step 2 of 30 (29 left, this one included).")
     assert "Files this run created or changed: a.txt." in reminder
     assert all(m.text != reminder for m in result.messages)  # sent, not kept
+
+
+async def test_progress_note_names_the_files_the_task_names_that_do_not_exist_yet(tmp_path: Path) -> None:
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    (workspace / "data.csv").write_text("a\n1\n")
+    model = ScriptedModel(
+        [
+            call("python", code="def f():\n    return 1\n"),
+            call("write_file", path="lib/solution.py", content="def f():\n    return 1\n"),
+            call("list_dir"),
+            call("terminate", status="success", message="ok"),
+        ]
+    )
+    agent = equipped_agent(settings_for(workspace), model=model, aids=["progress_note"])
+    result = await agent.run("Read data.csv, then write solution.py and notes.md")
+    assert result.state is RunState.FINISHED
+    second, third = model.requests[1][-1].text, model.requests[2][-1].text
+    assert "Files the task names that do not exist yet: solution.py, notes.md." in second
+    assert "do not exist yet: notes.md." in third  # found in lib/, as the answer check finds it

@@ -401,3 +401,17 @@ async def test_text_given_where_a_file_is_read_names_json_loads(session: Aided, 
     assert result.is_error and "parse it with json.loads(read_file(path))" in result.text
     fixed = await session("import json\nprint(json.loads(read_file('orders.json')))")
     assert fixed.text == "[{'total': 2.5}]"
+
+
+async def test_a_block_without_a_body_says_so(once: Aided) -> None:
+    result = await once("def area(r):\n    # the code goes here\n")
+    assert result.is_error and "IndentationError" in result.text
+    assert "has no body. Write its statements under it, indented" in result.text
+    assert "one statement per line" not in result.text
+
+
+async def test_syntax_errors_get_the_one_line_note_only_for_code_chained_on_one_line(once: Aided) -> None:
+    plain = await once("total = = 1")
+    assert plain.is_error and "SyntaxError" in plain.text and "one statement per line" not in plain.text
+    chained = await once("x = 1; if x print(x)")
+    assert chained.is_error and "Write one statement per line" in chained.text

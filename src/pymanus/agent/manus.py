@@ -49,8 +49,8 @@ How to work:
 - Read an input file (unless the first message shows it) before you rely on its content.
 - Use `python` for anything computed from files (sums, tables, statistics, counts, searches); print the \
 results. Never type by hand numbers or lists that code can compute, and never write placeholders.
-- To change code, write the change into the file (`write_file` with the whole file, or `edit_file` for \
-one exact piece), then run it or its tests with `python`.
+- Code the task asks you to write or change goes into its file (`write_file` with the whole file, or \
+`edit_file` for one exact piece); then run it or its tests with `python`. Code run by `python` is not saved.
 - If a tool reports an error, read it, fix the cause and try a different way; never repeat the same call.
 - Before finishing, make sure every file the task asks for exists with the right content.
 - When the task is done, call `terminate` with status "success" and a short answer for the user. \
@@ -58,12 +58,12 @@ If it truly cannot be done, call `terminate` with status "failure" and say why."
 
 _TOOL_PURPOSES = {
     "read_file": "read a text file (line ranges; preview=true for the first rows of a CSV)",
-    "write_file": "create or overwrite a file",
+    "write_file": "create or overwrite a file (code, text or data)",
     "edit_file": "replace an exact piece of text in a file (or every occurrence), or add lines to it",
     "list_dir": "list the files of a folder as a tree",
     "find_files": "find files by glob pattern",
     "grep": "search file contents with a regular expression",
-    "python": "run Python code (computation, data, checks)",
+    "python": "run Python code to compute or check something (the code itself is not saved)",
     "shell": "run a shell command",
     "web_fetch": "read a web page as text",
     "web_search": "search the web",

@@ -74,7 +74,12 @@ def error_hint(status: dict[str, Any], stderr: str, workspace: Path) -> str:
             "The code has a SyntaxError (see above), so none of it ran: a bracket it opens is never closed. "
             "Write the whole statement, up to its closing bracket."
         )
-    if error in ("SyntaxError", "IndentationError"):
+    if error in ("SyntaxError", "IndentationError") and "expected an indented block" in stderr:
+        return (
+            "The code has an IndentationError (see above), so none of it ran: a def, class, if, for or with "
+            "line has no body. Write its statements under it, indented; a comment alone is not a body."
+        )
+    if error in ("SyntaxError", "IndentationError") and _CHAINED.search(stderr):
         return (
             f"The code has a {error} (see above), so none of it ran. Write one statement per line, "
             "separated by line breaks (\\n in the JSON string), with indented blocks for for/if/with; "
@@ -179,5 +184,7 @@ _NOT_JSON = re.compile(r"Object of type (\w+) is not JSON serializable")
 """json.dump refused a value (a Decimal, a numpy number, a date): small models write money as Decimal."""
 _SHELL_LINE = re.compile(r"line \d+\n\s+(?:python3?|pip3?|pytest|ls|cat|cd|echo) ")
 """The line a SyntaxError shows is a shell command (small models "run" scripts that way)."""
+_CHAINED = re.compile(r"line \d+\n\s+[^\n]*(?:;|\\n)")
+"""The line a SyntaxError shows chains statements with ``;`` or a typed ``\\n``: code squeezed onto one line."""
 _NUMBER_NOT_ITERABLE = re.compile(r"'(int|float)' object is not iterable")
 """A number where values were expected: a total already added up in a loop, passed to ``mean`` or ``sum``."""

@@ -59,6 +59,26 @@ async def test_silent_code_says_so(once: Tool) -> None:
     assert "printed nothing" not in blank.text
 
 
+async def test_code_that_only_defines_is_told_nothing_was_saved(once: Tool) -> None:
+    code = (
+        'import math\n\n\ndef area(r):\n    """Disc area."""\n    return math.pi * r * r\n\n\nclass Shape:\n    pass\n'
+    )
+
+    result = await call(once, code)
+    assert not result.is_error
+    assert "Note: no file changed. `area`, `Shape` existed only in that interpreter" in result.text, result.text
+    assert "write_file" in result.text
+
+
+async def test_code_that_does_more_than_define_gets_no_unsaved_note(once: Tool, sandbox: Sandbox) -> None:
+    used = await call(once, "def f(x):\n    return x * 2\n\nprint(f(21))")
+    assert "42" in used.text and "no file changed" not in used.text
+    saved = await call(once, "def f():\n    pass\n\nwrite_file('f.py', 'def f():\\n    pass\\n')")
+    assert (sandbox.workspace / "f.py").is_file() and "no file changed" not in saved.text
+    failed = await call(once, "def f(:\n    pass")
+    assert failed.is_error and "no file changed" not in failed.text
+
+
 async def test_traceback_shows_the_failing_line(once: Tool) -> None:
     code = "def f(x):\n    return 1 / x\nf(0)"
     result = await call(once, code)

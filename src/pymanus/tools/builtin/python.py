@@ -18,6 +18,7 @@ Two flavours:
 
 from __future__ import annotations
 
+import ast
 import asyncio
 import contextlib
 import importlib.util
@@ -148,10 +149,26 @@ class PythonRunner:
             shown_already=text,
         )
         metadata = next((r.metadata for r in reversed(results) if r.metadata), {})
+        unsaved = "" if written or any(r.is_error for r in results) else self._unsaved_note(body)
         return ToolResult(
-            content="\n\n".join(filter(None, [text, written])),
+            content="\n\n".join(filter(None, [text, written, unsaved])),
             is_error=any(r.is_error for r in results),
             metadata=metadata,
+        )
+
+    def _unsaved_note(self, code: str) -> str:
+        """Says that the functions and classes ``code`` only defined live on in no file.
+
+        Running a definition is easily taken for writing it: the code a task asks for is then
+        run, found to raise nothing, and never saved.
+        """
+        names = only_definitions(code)
+        if not names:
+            return ""
+        where = "this run's Python session" if self.session else "that interpreter, which has ended"
+        listed = ", ".join(f"`{name}`" for name in names[:5])
+        return (
+            f"Note: no file changed. {listed} existed only in {where}; to keep code, write it to a file (write_file)."
         )
 
     def _description(self) -> str:
@@ -160,7 +177,8 @@ class PythonRunner:
         where = "an isolated sandbox" if isolated else "a separate process (not isolated: touch only the workspace)"
         missing = [name for name in ("numpy", "pandas", "matplotlib") if name not in libs]
         lines = [
-            f"Run Python 3 code in {where} and see what it prints (stdout and stderr).",
+            f"Run Python 3 code in {where} and see what it prints (stdout and stderr). "
+            "The code itself is not saved: put code the task asks for in a file with write_file.",
             "The working directory is the workspace: read and write files there with relative paths; "
             "files elsewhere are not kept. The value of a final bare expression is printed. "
             "Already imported: json, csv, math, os, re, statistics, collections, datetime, pathlib. "
@@ -317,6 +335,26 @@ class PythonRunner:
             parts.append(_silence(outcome.stdout))
         metadata = {"status": outcome.status, "stderr": outcome.stderr, "timed_out": outcome.timed_out}
         return ToolResult(content="\n\n".join(parts), is_error=not ok, metadata=metadata)
+
+
+_DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+_SETUP = (ast.Import, ast.ImportFrom, ast.Assign, ast.AnnAssign)
+
+
+def only_definitions(code: str) -> list[str]:
+    """The functions and classes ``code`` defines, when defining (and importing) is all it does.
+
+    Empty when the code does anything else at its top level (a call, a loop), or does not parse.
+    """
+    try:
+        tree = ast.parse(code)
+    except (SyntaxError, ValueError):
+        return []
+    for node in tree.body:
+        docstring = isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant)
+        if not (isinstance(node, _DEFINITIONS + _SETUP) or docstring):
+            return []
+    return [node.name for node in tree.body if isinstance(node, _DEFINITIONS)]
 
 
 def _silence(stdout: str) -> str:
