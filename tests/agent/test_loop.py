@@ -28,6 +28,7 @@ from pymanus.agent.extensions import Extension
 from pymanus.agent.loop import EXPLORE_TEMPERATURE
 from pymanus.agent.notes import (
     AGAIN_HINT,
+    GIVE_UP_NOTE,
     NO_TOOL_CALL_NUDGE,
     REPEAT_HINT,
     UNREADABLE_NOTE,
@@ -138,6 +139,36 @@ async def test_first_repeat_gets_a_hint_and_more_end_the_run() -> None:
     assert tool_messages[0].content == "3"
     assert tool_messages[1].content == "3" + REPEAT_HINT + WITHHELD_NOTE.format(name="add")  # key order does not matter
     assert (result.state, result.reason, result.steps) == (RunState.ERROR, "stuck", 3)
+
+
+async def test_a_give_up_drawn_while_a_tool_was_withheld_is_answered_once() -> None:
+    give_up = call("terminate", status="failure", message="cannot")
+    model = ScriptedModel([call("add", a=1, b=2), call("add", a=1, b=2), give_up, call("add", a=3, b=4), give_up])
+    result = await Agent(model, tools=[add]).run("task")
+    note = GIVE_UP_NOTE.format(names="`add`", they="It")
+    terminate_results = [m.content for m in result.messages if m.role == "tool" and m.name == "terminate"]
+    assert terminate_results == [note, "cannot"]  # the second give-up, with nothing withheld, is final
+    assert model.request_settings[2].allowed_tools == ["terminate"]  # `add` was withheld for that response
+    assert model.request_settings[3].allowed_tools is None  # and callable again after the note
+    assert (result.state, result.reason, result.output) == (RunState.ERROR, "terminate", "cannot")
+
+
+async def test_a_give_up_is_answered_only_for_the_response_drawn_without_the_tool() -> None:
+    # Nothing withheld: a give-up is final at once.
+    model = ScriptedModel([call("add", a=1, b=2), call("terminate", status="failure", message="cannot")])
+    result = await Agent(model, tools=[add]).run("task")
+    assert (result.state, result.steps) == (RunState.ERROR, 2)
+    # A give-up one step after the withheld response is final too.
+    later = [call("add", a=1, b=2), call("add", a=1, b=2), call("add", a=5, b=5)]
+    model = ScriptedModel([*later, call("terminate", status="failure", message="cannot")])
+    result = await Agent(model, tools=[add]).run("task")
+    assert (result.state, result.steps, result.output) == (RunState.ERROR, 4, "cannot")
+    # On the last step there is nothing left to try: the give-up stands.
+    model = ScriptedModel(
+        [call("add", a=1, b=2), call("add", a=1, b=2), call("terminate", status="failure", message="x")]
+    )
+    result = await Agent(model, tools=[add], max_steps=3).run("task")
+    assert (result.state, result.reason, result.steps) == (RunState.ERROR, "terminate", 3)
 
 
 async def test_the_request_after_a_repeat_samples_more_freely() -> None:

@@ -8,6 +8,10 @@ announced as an event.
 One step is: build the request (the conversation, plus the reminders of the extensions),
 ask the model, then either judge its final answer (the extensions' answer checks may send
 it back) or run its tool calls and record one result per call, in call order.
+
+A call that repeats gets a note; the next response is sampled more freely and may not call
+the repeated tool. A give-up (``terminate`` with status "failure") drawn in that response is
+answered once, with the tool callable again: the loop's own restriction must not end a run.
 """
 
 from __future__ import annotations
@@ -40,6 +44,7 @@ from pymanus.agent.guards import FailureGuard, RepeatGuard
 from pymanus.agent.limits import Price, RunLimits
 from pymanus.agent.notes import (
     AGAIN_HINT,
+    GIVE_UP_NOTE,
     NO_TOOL_CALL_NUDGE,
     NOT_FINISHED,
     REPEAT_HINT,
@@ -112,6 +117,9 @@ class Run:
     _explore: bool = False
     _withheld: set[str] = field(default_factory=set)
     """Tools the next response may not call: the model just repeated calls of them."""
+    _held_back: tuple[int, list[str]] | None = None
+    """The step whose response was drawn with repeated tools withheld, and those tools."""
+    _give_up_answered: bool = False
     _notices: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
     _changes: list[FileChange] = field(default_factory=list)
 
@@ -288,6 +296,8 @@ class Run:
         ending = outcome.result.end_run
         if ending == "success" and (problem := await self._unfinished(outcome.result.text)) is not None:
             ending, content = None, f"{NOT_FINISHED}{problem}"
+        elif ending == "failure" and (note := self._give_up_note()) is not None:
+            ending, content = None, note
         times = guards.repeats.observe(outcome, content if isinstance(content, str) else None, step=self.step)
         if isinstance(content, str):
             content += self._repeat_note(outcome.call.name, times, again)
@@ -309,6 +319,16 @@ class Run:
         elif ending == "failure":
             self._end(RunState.ERROR, "terminate", outcome.result.text)
         return content
+
+    def _give_up_note(self) -> str | None:
+        """Why a give-up is not final: it was drawn while this step's response could not call tools the
+        loop withheld after a repeat (once per run, with steps left); ``None`` accepts it."""
+        held = self._held_back
+        if self._give_up_answered or held is None or held[0] != self.step or self.step >= self.spec.limits.max_steps:
+            return None
+        self._give_up_answered = True
+        names = ", ".join(f"`{name}`" for name in held[1])
+        return GIVE_UP_NOTE.format(names=names, they="They" if len(held[1]) > 1 else "It")
 
     def _repeat_note(self, name: str, times: int, again: bool) -> str:
         """The note for a call of ``name`` made ``times`` times with this result (``again``: in the step
@@ -423,6 +443,8 @@ class Run:
         settings = spec.settings
         if self._explore and (settings.temperature or 0.0) < EXPLORE_TEMPERATURE:
             settings = settings.model_copy(update={"temperature": EXPLORE_TEMPERATURE})
+        if self._withheld:
+            self._held_back = (self.step, sorted(self._withheld))
         withheld = {*withheld, *self._withheld}
         self._explore, self._withheld = False, set()
         if withheld:

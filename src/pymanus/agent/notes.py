@@ -17,6 +17,13 @@ AGAIN_HINT = (
 WITHHELD_NOTE = " [Your next reply cannot call `{name}`: do something else first.]"
 """Follows a repeat note: the repeated tool is not callable for one response (it stays in the request)."""
 
+GIVE_UP_NOTE = (
+    "Not accepted yet: your reply gave up while it could not call {names}. {they} can be called again now. "
+    "Take the next step of the task (a different approach, or the files the task asks for); if it truly "
+    'cannot be done, call `terminate` with status "failure" again and say why.'
+)
+"""Answers a give-up drawn while tools were withheld: the loop's own restriction must not end the run."""
+
 WRAP_UP_PROMPT = (
     "Stop repeating that call: its result is above. Call `terminate` now with your final answer to the task, "
     'taken from the results above, and status "success"; use status "failure" only if they do not answer it.'
