@@ -2,13 +2,26 @@
 
 from __future__ import annotations
 
-from benchmarks.tool_selection import DESCRIPTIONS as BENCHMARK_TOOLS
-
 from pymanus.messages import Message
 from pymanus.models.base import ToolDefinition
 
-DESCRIPTIONS = dict(list(BENCHMARK_TOOLS.items())[:15])
-"""The first fifteen tools of the tool-selection benchmark: files, code, web, and unrelated ones."""
+DESCRIPTIONS = {
+    "read_file": "Read a text file from the workspace",
+    "write_file": "Create or overwrite a file with content",
+    "list_dir": "List the files of a folder as a tree",
+    "grep": "Search file contents with a regular expression",
+    "python": "Run Python code for computation and data analysis",
+    "shell": "Run a shell command",
+    "web_fetch": "Fetch a web page and return its text",
+    "web_search": "Search the web for pages about a query",
+    "send_email": "Send an email message to a recipient address",
+    "calendar_add": "Add an event to the user's calendar at a date and time",
+    "weather": "Get the weather forecast for a city",
+    "translate": "Translate text between human languages",
+    "stock_price": "Look up the current price of a stock ticker",
+    "resize_image": "Resize or crop an image file",
+    "terminate": "Finish the task with the final answer",
+}
 TOOLS = [ToolDefinition(name=n, description=d) for n, d in DESCRIPTIONS.items()]
 
 
