@@ -32,6 +32,16 @@ def unusable_reason(backend: str) -> str | None:
         return None if box.active_backend == backend else box.why
 
 
+@functools.cache
+def landlock_hide_problem() -> str | None:
+    """Why the ``landlock`` backend cannot hide the journal's folder here (``None`` when it can)."""
+    with tempfile.TemporaryDirectory() as workspace:
+        box = Sandbox(workspace, backend="landlock")
+        if box.active_backend != "landlock" or box.landlock is None:
+            return box.why
+        return None if box.landlock.hides else box.landlock.hide_problem or "the probe could not hide a folder"
+
+
 def backend_param(backend: str) -> object:
     """``backend`` as a pytest parameter, skipped with the reason when it cannot run here."""
     reason = unusable_reason(backend) if backend in ("bwrap", "landlock") else None

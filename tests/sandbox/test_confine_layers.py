@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from pymanus.sandbox import bwrap, confine, landlock, privileges, seccomp
+from pymanus.sandbox import bwrap, confine, landlock, mountns, privileges, seccomp
 
 PY = sys.executable
 ABI = landlock.abi_version()
@@ -137,3 +137,40 @@ def test_scratch_env_moves_tmp_into_the_scratch_directory(tmp_path: Path) -> Non
     assert env["MPLCONFIGDIR"] == f"{tmp_path}/matplotlib"
     assert env["TMPDIR"] == env["HOME"] == str(tmp_path)
     assert env["OTHER"] == "/tmpx"
+
+
+HIDE_MODES = [
+    pytest.param(
+        True, id="as-root", marks=pytest.mark.skipif(not privileges.may_mount(), reason="not root with CAP_SYS_ADMIN")
+    ),
+    pytest.param(False, id="in-a-user-namespace"),
+]
+
+
+@pytest.mark.parametrize("privileged", HIDE_MODES)
+def test_a_hidden_folder_is_empty_and_read_only_for_the_child_alone(tmp_path: Path, privileged: bool) -> None:
+    folder = tmp_path / "journal"
+    folder.mkdir()
+    (folder / "index.jsonl").write_text("kept")
+    code = """
+import os, sys
+print(os.listdir(sys.argv[1]))
+try:
+    open(sys.argv[1] + "/x", "w")
+except OSError as exc:
+    print(exc.errno)
+"""
+
+    def setup() -> None:
+        mountns.hide([folder], privileged=privileged, in_new_user_namespace=False)
+
+    try:
+        done = run_child(code, setup, str(folder))
+    except subprocess.SubprocessError:  # the setup failed in the child
+        if privileged:
+            raise
+        pytest.skip("user namespaces are not allowed here")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split("\n")[:2] == ["[]", str(errno.EROFS)]
+    assert (folder / "index.jsonl").read_text() == "kept" and not (folder / "x").exists()
+    assert "pymanus-hidden" not in Path("/proc/self/mounts").read_text()  # nothing reached the host's namespace

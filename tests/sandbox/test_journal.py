@@ -10,7 +10,7 @@ import pytest
 
 from helpers.journal_cases import DATA, OLD, make_workspace, run_script, three_changes
 from helpers.preset_cases import settings_for
-from helpers.sandbox_backends import CONFINED
+from helpers.sandbox_backends import CONFINED, landlock_hide_problem
 from pymanus import FilesChanged, RunState
 from pymanus.config import Settings
 from pymanus.models import FunctionModel, call
@@ -203,6 +203,9 @@ async def test_read_only_paths_cannot_be_changed(workspace: Path, backend: str) 
 
 @pytest.mark.parametrize("backend", CONFINED)
 async def test_the_journal_folder_is_hidden_and_refused(workspace: Path, backend: str) -> None:
+    if backend == "landlock" and (problem := landlock_hide_problem()) is not None:
+        # test_journal_tampering covers this case: what code changes there is detected
+        pytest.skip(f"Landlock cannot hide the journal's folder here: {problem}")
     result, _ = await run_script(
         workspace,
         [

@@ -103,6 +103,7 @@ class Confiner:
         self.network = network
         self.nproc = nproc
         self.hidden = tuple(hidden)
+        self._mount_as_root = bool(hidden) and privileges.may_mount()
         privileges.libc()  # resolved here, in the parent
         self._filter = seccomp.NoNetworkFilter() if network == "seccomp" else None
         self._ruleset = landlock.Ruleset(abi, deny_tcp=network != "open")
@@ -117,13 +118,15 @@ class Confiner:
 
     def apply(self) -> None:
         """Confine the calling process: privileges, network, then the file system. Child only."""
+        if self._mount_as_root:  # in the host's user namespace, before the network layer leaves it
+            mountns.hide(self.hidden, privileged=True, in_new_user_namespace=False)
         privileges.drop_capabilities()
         if self.network == "netns":
             netns.unshare_network()
             if self.nproc is not None:
                 resource.setrlimit(resource.RLIMIT_NPROC, (self.nproc, self.nproc))
-        if self.hidden:  # before Landlock, which forbids mounting
-            mountns.hide(self.hidden, in_new_user_namespace=self.network == "netns")
+        if self.hidden and not self._mount_as_root:  # before Landlock, which forbids mounting
+            mountns.hide(self.hidden, privileged=False, in_new_user_namespace=self.network == "netns")
         if self._filter is not None:
             self._filter.install()
         landlock.restrict_self(self._ruleset.fd)
@@ -155,6 +158,8 @@ class ProbeResult:
     """Why the backend cannot be used; ``None`` when it can."""
     hides: bool = False
     """Whether a command can be given an empty read-only folder over the journal's (a mount namespace)."""
+    hide_problem: str | None = None
+    """Why the journal's folder cannot be hidden here (``None`` when it can, or Landlock failed)."""
 
     @property
     def ok(self) -> bool:
@@ -207,11 +212,12 @@ def probe(python_dirs: Sequence[Path], extra_read: Sequence[Path], *, network: b
         if layer == "seccomp" and (why := seccomp.unavailable_reason()) is not None:
             failures.append(why)
             continue
-        if _probe_layer(abi, layer, python_dirs, extra_read, hide=True) is None:
+        hide_problem = _probe_layer(abi, layer, python_dirs, extra_read, hide=True)
+        if hide_problem is None:
             return ProbeResult(abi, layer, None, hides=True)
         problem = _probe_layer(abi, layer, python_dirs, extra_read, hide=False)
         if problem is None:
-            return ProbeResult(abi, layer, None)
+            return ProbeResult(abi, layer, None, hide_problem=hide_problem)
         failures.append(f"{layer}: {problem}")
     return ProbeResult(abi, None, "no network layer works: " + "; ".join(failures))
 

@@ -17,6 +17,7 @@ import ctypes
 import errno
 import functools
 import os
+from pathlib import Path
 from typing import Any
 
 PR_SET_NO_NEW_PRIVS = 38
@@ -43,6 +44,21 @@ def libc() -> Any:
     for name in ("prctl", "unshare", "mount"):
         getattr(library, name)  # ctypes caches the resolved symbol on the library object
     return library
+
+
+CAP_SYS_ADMIN = 21
+
+
+def may_mount() -> bool:
+    """Whether this process is root with ``CAP_SYS_ADMIN`` in effect (it may make mount namespaces)."""
+    if os.geteuid() != 0:
+        return False
+    try:
+        status = Path("/proc/self/status").read_text()
+    except OSError:
+        return False
+    effective = next((line.split()[1] for line in status.splitlines() if line.startswith("CapEff:")), "0")
+    return bool(int(effective, 16) >> CAP_SYS_ADMIN & 1)
 
 
 def _prctl(option: int, arg: int, what: str, *, optional: bool = False) -> None:

@@ -82,7 +82,10 @@ def _file_system(sandbox: Sandbox, active: ActiveBackend) -> Layer:
         journal = (
             "the journal's .pymanus/ shown empty and read-only (a mount namespace)"
             if sandbox.landlock.hides
-            else "the journal's .pymanus/ reachable (no user namespaces here: tampering is detected, not prevented)"
+            else (
+                f"the journal's .pymanus/ reachable ({sandbox.landlock.hide_problem}): "
+                "tampering is detected, not prevented"
+            )
         )
         return Layer(
             name,
